@@ -17,6 +17,8 @@ from aiotf.framework.ops import Graph, Operation, Tensor
 class FetchMapper:
     """Maps a fetch structure to its elements and back."""
 
+    is_element = False  # a single element: ``build_results(values)`` is ``values[0]``
+
     def unique_fetches(self) -> list[Tensor | Operation]:
         raise NotImplementedError
 
@@ -40,6 +42,8 @@ class FetchMapper:
 
 
 class _ElementMapper(FetchMapper):
+    is_element = True
+
     def __init__(self, fetch: Any, graph: Graph) -> None:
         try:
             self._element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)

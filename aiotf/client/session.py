@@ -25,13 +25,21 @@ import threading
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
-from aiotf.client.feed_values import client_value, feed_value
 from aiotf.client.fetch_mapper import FetchMapper
 from aiotf.client.loop_thread import LoopThread, running_loop
+from aiotf.client.run_plan import RunPlan, RunPlans, feed_tensor, split_fetches
 from aiotf.client.session_callable import SessionCallable
 from aiotf.client.session_factory import new_session_impl, reset_sessions
 from aiotf.framework import errors
-from aiotf.framework.ops import Graph, Operation, Tensor, _default_session, get_default_graph
+from aiotf.framework.ops import (
+    Graph,
+    Operation,
+    Tensor,
+    ThreadDefault,
+    _default_session,
+    get_default_graph,
+)
+from aiotf.proto import ConfigProto
 from aiotf.runtime.direct_session import OFF_LOOP_NODES
 
 
@@ -50,9 +58,11 @@ class BaseSession:
         self._config = config
         self._impl = new_session_impl(target, config)
         self._extended_version = 0
+        self._plans = RunPlans()  # run() analyses each signature once (``run_plan.py``)
         self._extend_lock = threading.Lock()
         self._loop_thread = LoopThread(f"aiotf-session-{id(self):x}")
         self._closed = False
+        self._entered: contextlib.ExitStack | None = None  # defaults set by ``(async) with``
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -81,16 +91,18 @@ class BaseSession:
     ) -> Any:
         """Run the graph for ``fetches``; the values come back in the same structure."""
         self._check_open()
-        mapper = FetchMapper.for_fetch(fetches, self._graph)
-        feeds = self._convert_feeds(feed_dict)
-        elements = mapper.unique_fetches()
-        fetch_names, targets = _split_fetches(elements, feeds)
-        await self._extend_graph_off_loop()
+        self._check_not_empty()
+        plan, feeds = self._plans.plan(fetches, feed_dict, self._graph)
+        fetch_names, targets = plan.fetch_names, plan.targets
+        if not fetch_names and not targets:  # as TensorFlow: nothing to run (``run([])``, fed)
+            return plan.results([], feeds)
+        if self._graph.version > self._extended_version:
+            await self._extend_graph_off_loop()
         try:
             values = await self._impl.run(feeds, fetch_names, targets, options, run_metadata)
         except errors.OpError as e:
             raise self._attach_op(e) from None
-        return _build_results(mapper, elements, fetch_names, values, feeds)
+        return plan.results(values, feeds)
 
     def run_sync(
         self,
@@ -114,9 +126,10 @@ class BaseSession:
         ``"x:0"`` name or a list of them: the tensors later ``partial_run`` calls may feed.
         """
         self._check_open()
+        self._check_not_empty()
         feed_names = [self._partial_feed(key) for key in _as_list(feeds)]
         mapper = FetchMapper.for_fetch(fetches, self._graph)
-        fetch_names, targets = _split_fetches(mapper.unique_fetches(), set())
+        fetch_names, targets = split_fetches(mapper.unique_fetches(), set())
         await self._extend_graph_off_loop()
         try:
             handle: str = await self._impl.partial_run_setup(feed_names, fetch_names, targets)
@@ -134,12 +147,10 @@ class BaseSession:
         can compute may be fetched. The step ends once everything has been fed and fetched.
         """
         self._check_open()
-        mapper = FetchMapper.for_fetch(fetches, self._graph)
-        feeds = self._convert_feeds(feed_dict)
-        elements = mapper.unique_fetches()
-        fetch_names, targets = _split_fetches(elements, feeds)
-        if targets:
-            ops = [el for el in elements if isinstance(el, Operation)]
+        plan, feeds = RunPlan.analyse(fetches, feed_dict, self._graph)
+        fetch_names = plan.fetch_names
+        if plan.targets:
+            ops = [el for el in plan.mapper.unique_fetches() if isinstance(el, Operation)]
             raise RuntimeError(
                 f"partial_run() requires empty `target_list`. Received: target_list={ops} "
                 "(non-empty)"
@@ -150,7 +161,7 @@ class BaseSession:
                 values = await self._impl.partial_run(handle, feeds, fetch_names)
             except errors.OpError as e:
                 raise self._attach_op(e) from None
-        return _build_results(mapper, elements, fetch_names, values, feeds)
+        return plan.results(values, feeds)
 
     def partial_run_setup_sync(self, fetches: Any, feeds: Any = None) -> str:
         """``partial_run_setup``, blocking: the step runs on the private loop (see ``run_sync``).
@@ -177,9 +188,9 @@ class BaseSession:
                 f"Argument `feed_list` must be a list or tuple. Received: feed_list={feed_list}"
             )
         mapper = FetchMapper.for_fetch(fetches, self._graph)
-        feed_tensors = [self._feed_tensor(key) for key in feed_list or ()]
+        feed_tensors = [feed_tensor(self._graph, key) for key in feed_list or ()]
         fed = {t.name for t in feed_tensors}
-        fetch_names, targets = _split_fetches(mapper.unique_fetches(), fed)
+        fetch_names, targets = split_fetches(mapper.unique_fetches(), fed)
         self._extend_graph()
         feed_names = list(dict.fromkeys(t.name for t in feed_tensors))
         try:
@@ -189,21 +200,6 @@ class BaseSession:
         return SessionCallable(
             self, mapper, feed_list, feed_tensors, fetch_names, runner, accept_options
         )
-
-    def _convert_feeds(self, feed_dict: Mapping[Any, Any] | None) -> dict[str, Any]:
-        feeds: dict[str, Any] = {}
-        for key, value in (feed_dict or {}).items():
-            tensor = self._feed_tensor(key)
-            feeds[tensor.name] = feed_value(tensor, value, key)
-        return feeds
-
-    def _feed_tensor(self, key: Any) -> Tensor:
-        try:
-            tensor = self._graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
-        except Exception as e:
-            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e.args[0]}") from None
-        assert isinstance(tensor, Tensor)
-        return tensor
 
     def _partial_feed(self, key: Any) -> str:
         try:
@@ -239,9 +235,12 @@ class BaseSession:
         op = self._graph._ops_by_name.get(name) if name else None
         if op is None:
             return err
-        message = err.message
+        device = getattr(node_def, "device", "") or op.device
+        message = f"{err.message}\n\nOperation '{op.name}' ({op.type})"
+        if device:
+            message += f" on {device}"
         if op.traceback is not None:
-            message += f"\n\nOperation '{op.name}' ({op.type}) was defined at {op.traceback[0]}:{op.traceback[1]}"
+            message += f", defined at {op.traceback[0]}:{op.traceback[1]}"
         return type(err)(node_def, op, message)
 
     # -- lifetime -----------------------------------------------------------------------------
@@ -250,6 +249,12 @@ class BaseSession:
             raise RuntimeError("Attempted to use a closed Session.")
         if getattr(self._impl, "closed", False):  # closed under us, by Session.reset
             raise errors.CancelledError(None, None, "Session has been closed.")
+
+    def _check_not_empty(self) -> None:
+        if self._graph.version == 0:
+            raise RuntimeError(
+                "The Session graph is empty. Add operations to the graph before calling run()."
+            )
 
     def close(self) -> Closing:
         """Close the session: cancel runs in flight, free the devices, stop the private thread.
@@ -278,18 +283,54 @@ class BaseSession:
         """A hook for sessions that install themselves as the default (InteractiveSession)."""
 
     async def __aenter__(self) -> BaseSession:
+        """``async with Session() as sess``: in the block, ``sess`` and its graph are the
+        defaults (TensorFlow's ``with Session()``); leaving it awaits ``close()``."""
+        self._enter_defaults()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self._exit_defaults()
         await self.close()
+
+    def __enter__(self) -> BaseSession:
+        """``with Session() as sess``, for plain scripts (``run_sync``): as ``async with``, and
+        leaving the block calls ``close()``."""
+        self._enter_defaults()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._exit_defaults()
+        self.close()
+
+    def _enter_defaults(self) -> None:
+        if self._entered is not None:
+            raise RuntimeError(
+                "Session context managers are not re-entrant. Use `Session.as_default()` if you "
+                "want to enter a session multiple times."
+            )
+        entered = contextlib.ExitStack()
+        entered.enter_context(self._graph.as_default())
+        entered.enter_context(self.as_default())
+        self._entered = entered
+
+    def _exit_defaults(self) -> None:
+        entered, self._entered = self._entered, None
+        if entered is not None:
+            # Left in another context than it was entered in (an exit stack closed by another
+            # task): that context never saw these defaults, and the session still closes.
+            with contextlib.suppress(ValueError):
+                entered.close()
 
     @contextlib.contextmanager
     def as_default(self) -> Iterator[BaseSession]:
-        """Make this the default session (for ``tensor.eval()``/``op.run()``) in this context."""
+        """Make this the default session (for ``tensor.eval()``/``op.run()``) in this context.
+
+        As TensorFlow's, it does not make the session's graph the default graph (``async with
+        sess`` does) and does not close the session on leaving.
+        """
         token = _default_session.set(self)
         try:
-            with self._graph.as_default():
-                yield self
+            yield self
         finally:
             _default_session.reset(token)
 
@@ -313,26 +354,26 @@ class Session(BaseSession):
 
 
 class InteractiveSession(BaseSession):
-    """A session that makes itself (and its graph) the default on creation, for notebooks.
+    """A session that makes itself the default on creation, for notebooks and shells.
 
-    The default lives in contextvars: it holds in the context that created the session and in
-    tasks started from it; ``close()`` uninstalls it (when called in that same context).
+    As TensorFlow's: it is the default session for the whole thread that created it (every task
+    of that thread's loop, every later notebook cell), beneath any ``with sess.as_default()``,
+    until ``close()``; an explicit ``graph`` is also made the thread's default graph. Other
+    threads do not see it. See ``framework/ops.py`` ("Defaults") for why a thread, not a context.
     """
 
     def __init__(self, target: str = "", graph: Graph | None = None, config: Any = None) -> None:
+        if config is not None and type(config).__name__ != "ConfigProto":
+            raise TypeError(f"config must be an aiotf.ConfigProto, but got {type(config).__name__}")
+        config = ConfigProto() if config is None else _copy(config)
+        config.graph_options.place_pruned_graph = True  # as TensorFlow's, which always does
         super().__init__(target, graph, config)
-        self._default: contextlib.AbstractContextManager[BaseSession] | None = self.as_default()
-        self._default.__enter__()
+        self._default: ThreadDefault | None = ThreadDefault(self, graph)
 
     def _uninstall_default(self) -> None:
         default, self._default = self._default, None
-        if default is None:
-            return
-        try:
-            default.__exit__(None, None, None)
-        except ValueError:  # closed in another context than the one it was installed in
-            if _default_session.get() is self:
-                _default_session.set(None)
+        if default is not None:
+            default.remove()
 
 
 class Closing:
@@ -386,39 +427,13 @@ class DeviceAttributes:
         )
 
 
+def _copy(message: Any) -> Any:
+    out = type(message)()
+    out.CopyFrom(message)
+    return out
+
+
 def _as_list(feeds: Any) -> list[Any]:
     if feeds is None:
         return []
     return list(feeds) if isinstance(feeds, list | tuple) else [feeds]
-
-
-def _build_results(
-    mapper: FetchMapper,
-    elements: Sequence[Tensor | Operation],
-    fetch_names: Sequence[str],
-    values: Sequence[Any],
-    feeds: Mapping[str, Any],
-) -> Any:
-    """The caller's structure: fetched values, fed values for fed fetches, None for ops."""
-    by_name = dict(zip(fetch_names, values, strict=True))
-    results = [
-        None
-        if isinstance(el, Operation)
-        else client_value(by_name.get(el.name, feeds.get(el.name)))
-        for el in elements
-    ]
-    return mapper.build_results(results)
-
-
-def _split_fetches(
-    elements: Sequence[Tensor | Operation], fed: Mapping[str, Any] | set[str]
-) -> tuple[list[str], list[str]]:
-    """The tensor names to fetch (fed ones come from the feed) and the target op names."""
-    fetch_names: list[str] = []
-    targets: list[str] = []
-    for element in elements:
-        if isinstance(element, Operation):
-            targets.append(element.name)
-        elif element.name not in fed:
-            fetch_names.append(element.name)
-    return fetch_names, targets

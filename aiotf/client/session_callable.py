@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from aiotf.client.feed_values import client_value, feed_value
+from aiotf.client.feed_values import FeedConverter, client_value
 from aiotf.client.fetch_mapper import FetchMapper
 from aiotf.framework import errors
 from aiotf.framework.ops import Operation, Tensor
@@ -36,8 +36,8 @@ class SessionCallable:
     __slots__ = (
         "_accepts_options",
         "_feed_keys",
+        "_feed_converters",
         "_feed_names",
-        "_feed_tensors",
         "_has_feed_list",
         "_mapper",
         "_runner",
@@ -59,7 +59,7 @@ class SessionCallable:
         self._mapper = mapper
         self._has_feed_list = feed_keys is not None
         self._feed_keys = tuple(feed_keys or ())
-        self._feed_tensors = tuple(feed_tensors)
+        self._feed_converters = tuple(FeedConverter(t) for t in feed_tensors)
         self._feed_names = tuple(dict.fromkeys(t.name for t in feed_tensors))
         self._runner = runner
         self._accepts_options = accept_options or self._has_feed_list
@@ -80,10 +80,10 @@ class SessionCallable:
         session = self._session
         session._check_open()
         fed: dict[str, Any] = {}
-        for tensor, key, value in zip(
-            self._feed_tensors, self._feed_keys, feed_values, strict=True
+        for convert, key, value in zip(
+            self._feed_converters, self._feed_keys, feed_values, strict=True
         ):
-            fed[tensor.name] = feed_value(tensor, value, key)
+            fed[convert.name] = convert(value, key)
         try:
             values = await self._runner([fed[n] for n in self._feed_names], options, run_metadata)
         except errors.OpError as e:

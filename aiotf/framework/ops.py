@@ -4,7 +4,8 @@ A Graph is append-only: operations are added (with unique names, the active name
 scope and control dependencies applied) and never removed, which lets a session extend its copy
 of the graph incrementally. Each Operation knows its type's OpDef, its attrs (as ``AttrValue``
 protos, exactly what a GraphDef holds), its input tensors and control inputs, and where in user
-code it was built. The default graph lives in a ``contextvars.ContextVar`` so it follows tasks.
+code it was built. The default graph and session live in ``contextvars`` so they follow tasks
+(an InteractiveSession excepted: see "Defaults" below).
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class Tensor(TensorOperators):
 
     def eval(self, feed_dict: Any = None, session: Any = None) -> Any:
         """Awaitable: the value of this tensor in ``session`` (default: the default session)."""
-        return _session_for(self.graph, session).run(self, feed_dict=feed_dict)
+        return _session_for(self.graph, session, "tensor").run(self, feed_dict=feed_dict)
 
     def __repr__(self) -> str:
         return f"<aiotf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
@@ -292,8 +293,8 @@ class Operation:
         self._node_def = None
 
     def run(self, feed_dict: Any = None, session: Any = None) -> Any:
-        """Awaitable: run this op in ``session`` (default: the default session)."""
-        return _session_for(self.graph, session).run(self, feed_dict=feed_dict)
+        """Awaitable: run this op in ``session`` (default: the default session); None."""
+        return _session_for(self.graph, session, "operation").run(self, feed_dict=feed_dict)
 
     def __repr__(self) -> str:
         return f"<aiotf.Operation '{self._name}' type={self.type}>"
@@ -612,6 +613,7 @@ class Graph:
 
     # -- collections (TF1) ----------------------------------------------------------------
     def add_to_collection(self, name: str, value: Any) -> None:
+        self._check_not_finalized()
         self._collections.setdefault(name, []).append(value)
 
     def get_collection(self, name: str, scope: str | None = None) -> list[Any]:
@@ -859,7 +861,16 @@ def make_constant(arr: np.ndarray[Any, Any], name: str = "Const") -> Tensor:
 
 
 # ----------------------------------------------------------------------------------------------
-# Defaults (contextvars, so they follow tasks)
+# Defaults
+#
+# ``with graph.as_default()``, ``with sess.as_default()`` and ``async with Session()`` set context
+# variables: the default follows the task that entered the block (and the tasks it starts) and
+# never leaks into tasks running beside it. An InteractiveSession is TensorFlow's notebook
+# convenience and keeps TensorFlow's scope: it is the default for the whole thread that created it
+# until it is closed (TensorFlow's default stacks are per thread), beneath any ``as_default``
+# block. It lives in a per-thread stack rather than a context variable because notebook kernels do
+# not reliably carry context variables from one cell to the next (ipykernel 6 drops one set after
+# an ``await`` in a cell; older kernels, as on Colab, start every cell afresh).
 # ----------------------------------------------------------------------------------------------
 
 _global_graph: Graph | None = None
@@ -871,11 +882,61 @@ _default_session: contextvars.ContextVar[Any] = contextvars.ContextVar(
 )
 
 
+class _ThreadDefaults(threading.local):
+    """This thread's InteractiveSessions and the graphs they made default, innermost last."""
+
+    def __init__(self) -> None:
+        self.sessions: list[Any] = []
+        self.graphs: list[Graph] = []
+
+
+_thread_defaults = _ThreadDefaults()
+
+
+class ThreadDefault:
+    """A session installed as the default of the thread that creates this (InteractiveSession),
+    with ``graph`` as the thread's default graph when given.
+
+    :meth:`remove` uninstalls it, from any thread. Installs need not be removed in order: removing
+    the newest makes the one before it the default again; removing an older one changes nothing
+    for the newer.
+    """
+
+    __slots__ = ("_graph", "_graphs", "_session", "_sessions")
+
+    def __init__(self, session: Any, graph: Graph | None) -> None:
+        self._sessions = _thread_defaults.sessions
+        self._graphs = _thread_defaults.graphs
+        self._session = session
+        self._graph = graph
+        self._sessions.append(session)
+        if graph is not None:
+            self._graphs.append(graph)
+
+    def remove(self) -> None:
+        """Uninstall (a second call does nothing)."""
+        _remove_last(self._sessions, self._session)
+        if self._graph is not None:
+            _remove_last(self._graphs, self._graph)
+        self._session = self._graph = None
+
+
+def _remove_last(stack: list[Any], item: Any) -> None:
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i] is item:
+            del stack[i]
+            return
+
+
 def get_default_graph() -> Graph:
-    """The graph new ops go into: the innermost ``as_default()`` graph, else a global one."""
+    """The graph new ops go into: the innermost ``as_default()`` graph, else the graph of this
+    thread's InteractiveSession, else a global one."""
     graph = _default_graph.get()
     if graph is not None:
         return graph
+    interactive = _thread_defaults.graphs
+    if interactive:
+        return interactive[-1]
     global _global_graph
     if _global_graph is None:
         _global_graph = Graph()
@@ -883,8 +944,8 @@ def get_default_graph() -> Graph:
 
 
 def reset_default_graph() -> None:
-    """Replace the global default graph with a fresh one (not allowed inside ``as_default``)."""
-    if _default_graph.get() is not None:
+    """Replace the global default graph with a fresh one (not while another graph is default)."""
+    if _default_graph.get() is not None or _thread_defaults.graphs:
         raise AssertionError(
             "Do not use reset_default_graph() to clear nested graphs. If you need a cleared "
             "graph, exit the nesting and create a new graph."
@@ -894,20 +955,33 @@ def reset_default_graph() -> None:
 
 
 def get_default_session() -> Any:
-    """The session set by ``with sess.as_default()`` in this context, or None."""
-    return _default_session.get()
+    """The session of the innermost ``with sess.as_default()`` (or ``async with sess``) in this
+    context, else this thread's InteractiveSession, else None."""
+    session = _default_session.get()
+    if session is not None:
+        return session
+    interactive = _thread_defaults.sessions
+    return interactive[-1] if interactive else None
 
 
-def _session_for(graph: Graph, session: Any) -> Any:
-    session = session if session is not None else _default_session.get()
+def _session_for(graph: Graph, session: Any, what: str) -> Any:
+    """The session ``Tensor.eval`` (``what="tensor"``) or ``Operation.run`` (``"operation"``)
+    runs in: ``session``, else the default one (TensorFlow's errors when there is none)."""
+    session = session if session is not None else get_default_session()
     if session is None:
+        if what == "tensor":
+            raise ValueError(
+                "Cannot evaluate tensor using `eval()`: No default session is registered. Use "
+                "`with sess.as_default()` or pass an explicit session to `eval(session=sess)`"
+            )
         raise ValueError(
-            "Cannot evaluate tensor using `eval()`: No default session is registered. Use "
-            "`with sess.as_default()` or pass an explicit session to `eval(session=sess)`"
+            "Cannot execute operation using `run()`: No default session is registered. Use "
+            "`with sess.as_default():` or pass an explicit session to `run(session=sess)`"
         )
     if session.graph is not graph:
+        verb = "evaluate" if what == "tensor" else "execute"
         raise ValueError(
-            "Cannot use the given session to evaluate tensor: the tensor's graph is different "
+            f"Cannot use the given session to {verb} {what}: the {what}'s graph is different "
             "from the session's graph."
         )
     return session

@@ -178,16 +178,19 @@ class WhileContext(_Context):
         self.frame_name = frame_name
         self.parallel_iterations = parallel_iterations
 
-    def enter(self, tensor: Tensor, is_constant: bool, name: str = "Enter") -> Tensor:
+    def enter(self, tensor: Tensor, is_constant: bool, name: str | None = None) -> Tensor:
+        """``tensor`` entering this loop's frame; a ref (a variable) stays a ref, through a
+        RefEnter, so ops in the loop can update the variable (TensorFlow's ``_Enter``)."""
+        op_type = "RefEnter" if tensor.dtype.is_ref_dtype else "Enter"
         op = apply_op(
-            "Enter",
+            op_type,
             [tensor],
             {
                 "frame_name": self.frame_name,
                 "is_constant": is_constant,
                 "parallel_iterations": self.parallel_iterations,
             },
-            name=name,
+            name=name or op_type,
         )
         op._control_flow_context = self
         return op.outputs[0]

@@ -48,6 +48,7 @@ from aiotf.devices.factory import add_devices
 from aiotf.framework import errors
 from aiotf.kernels.context import StepContext
 from aiotf.kernels.registry import OpKernel
+from aiotf.runtime import loop_turns
 from aiotf.runtime.executor import Executor
 from aiotf.runtime.function import FunctionLibraryRuntime, create_kernel
 from aiotf.runtime.graph import Graph, Node
@@ -179,13 +180,24 @@ class DirectSession:
     async def _run_bundle(
         self, bundle: ExecutorsAndKeys, args: list[Any], run_options: Any, run_metadata: Any
     ) -> list[Any]:
-        """One step of ``bundle`` with ``args`` in its feed order; the retvals in its fetch order."""
+        """One step of ``bundle`` with ``args`` in its feed order; the retvals in its fetch order.
+
+        Steps started together on one loop take turns with the rest of it (``loop_turns.py``).
+        """
         run = self._begin_run()
         stats = None  # TF's do_trace: any trace level above NO_TRACE (and a RunMetadata to fill)
         if run_metadata is not None and run_options is not None and run_options.trace_level:
             stats = StepStatsCollector()
+        retvals: list[Any] = [None] * len(bundle.fetches)
         try:
-            retvals = await self._run_with_deadline(bundle, args, run_options, stats)
+            waiter = loop_turns.admit()
+            if waiter is not None:
+                await waiter
+            timeout_ms = self._timeout_ms(run_options)
+            if timeout_ms > 0:
+                await self._run_with_deadline(bundle, args, retvals, timeout_ms, stats)
+            else:
+                await self._run_step(bundle, args, retvals, stats)
         except asyncio.CancelledError:
             if run.cancelled_by_close and run.task.uncancel() == 0:
                 raise errors.CancelledError(None, None, "Run call was cancelled") from None
@@ -209,14 +221,10 @@ class DirectSession:
         self,
         bundle: ExecutorsAndKeys,
         args: list[Any],
-        run_options: Any,
-        stats: StepStatsCollector | None = None,
-    ) -> list[Any]:
-        retvals: list[Any] = [None] * len(bundle.fetches)
-        timeout_ms = self._timeout_ms(run_options)
-        if timeout_ms <= 0:
-            await self._run_step(bundle, args, retvals, stats)
-            return retvals
+        retvals: list[Any],
+        timeout_ms: int,
+        stats: StepStatsCollector | None,
+    ) -> None:
         try:
             async with asyncio.timeout(timeout_ms / 1000):
                 await self._run_step(bundle, args, retvals, stats)
@@ -224,7 +232,6 @@ class DirectSession:
             raise errors.DeadlineExceededError(
                 None, None, f"Timed out waiting for the step to finish after {timeout_ms} ms"
             ) from None
-        return retvals
 
     async def _run_step(
         self,

@@ -56,10 +56,14 @@ def test_incarnations_nonzero_and_distinct(devices: list[Device]) -> None:
     assert len(set(incarnations)) == len(incarnations)
 
 
-def test_intra_op_threads(devices: list[Device]) -> None:
-    devs = add_devices(aiotf.ConfigProto(intra_op_parallelism_threads=3), TASK)
-    assert devs[0].num_threads == 3
+def test_inter_op_threads_size_each_device_pool(devices: list[Device]) -> None:
+    config = aiotf.ConfigProto(device_count={"CPU": 2}, inter_op_parallelism_threads=3)
+    assert [d.num_threads for d in add_devices(config, TASK)] == [3, 3]
     assert devices[0].num_threads >= 1
+    negative = add_devices(aiotf.ConfigProto(inter_op_parallelism_threads=-1), TASK)
+    assert negative[0].num_threads == 1  # TensorFlow's "caller's thread": one at a time
+    intra = add_devices(aiotf.ConfigProto(intra_op_parallelism_threads=3), TASK)
+    assert intra[0].num_threads == devices[0].num_threads  # threads inside an op: not the pool
 
 
 def test_allocator_accounting() -> None:

@@ -305,7 +305,9 @@ async def test_control_dependencies_from_outside_a_loop_enter_through_its_frame(
     assert sorted(c.name for c in step.control_inputs) == ["while/Identity", "while/add/Identity"]
     assert not g.get_operation_by_name("while/add").control_inputs  # dominated by while/add/y
     pulled = g.get_operation_by_name("while/add/Identity")
-    assert pulled.inputs[0].op.type == "Enter" and pulled.inputs[0].op.inputs[0].op is bump.op
+    # AssignAdd's output is a ref: it enters the frame through TF's "while/add/Identity/RefEnter"
+    assert pulled.inputs[0].op.name == "while/add/Identity/RefEnter"
+    assert pulled.inputs[0].op.type == "RefEnter" and pulled.inputs[0].op.inputs[0].op is bump.op
     async with aiotf.Session(graph=g) as sess:
         await sess.run(v.initializer)
         assert await sess.run(out) == 3

@@ -1,0 +1,122 @@
+"""Turns: many short runs started together take turns with the rest of the event loop.
+
+Why. A run whose kernels all run inline never suspends. Start 256 of them with one ``gather``
+and all 256 tasks sit in the loop's ready queue, and asyncio (and uvloop) runs a whole ready
+queue in one iteration of the loop: some 60 ms in which no timer fires, no socket is read and no
+other task moves. The executor's own yields (every ``YIELD_INTERVAL`` of *one* run's inline
+work) never come for runs of 250 µs each.
+
+How. The steps a thread's loop starts in one iteration form a *turn*. The turn's first step
+begins it and schedules ``_end_turn`` with ``call_soon``, which runs in the loop's next
+iteration. A step that would start after the turn has lasted ``TURN_SECONDS`` waits instead, in
+a FIFO line, for a later turn. ``_end_turn`` lets go as many waiters as the ending turn started
+per ``TURN_SECONDS`` (at least one); they start in the iteration after it, the first of them
+beginning the next turn. So a crowd of steps holds the loop for about ``TURN_SECONDS`` at a
+time, with timers, I/O and other tasks served in between, and a lone run (the common case)
+pays a clock read and, once per turn, one ``call_soon``.
+
+State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own thread):
+
+- ``active``: a turn began in this iteration of the loop (its ``_end_turn`` has not run yet).
+- ``start``, ``deadline``: when the current turn began, and ``TURN_SECONDS`` later.
+- ``started``: steps started in the current turn, woken waiters included.
+- ``waiters``: futures of steps waiting for a turn, oldest first; a cancelled one (its run was
+  cancelled or its session closed) is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import weakref
+from collections import deque
+
+TURN_SECONDS = 0.002  # the longest a turn starts new steps, as the executor's YIELD_INTERVAL
+
+
+class _LoopTurns:
+    __slots__ = ("__weakref__", "active", "deadline", "start", "started", "waiters")
+
+    def __init__(self) -> None:
+        self.active = False
+        self.start = 0.0
+        self.deadline = 0.0
+        self.started = 0
+        self.waiters: deque[asyncio.Future[None]] = deque()
+
+
+class _Current(threading.local):
+    """This thread's running loop and its turns, as last seen (saves the weak-dict lookup)."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.turns = _LoopTurns()
+
+
+_current = _Current()
+_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopTurns]
+_by_loop = weakref.WeakKeyDictionary()
+_by_loop_lock = threading.Lock()
+
+
+def admit() -> asyncio.Future[None] | None:
+    """Let a step start now (None), or the future to await before it may start.
+
+    Call it on the loop that runs the step; if the wait is cancelled, so is the step.
+    """
+    loop = asyncio.get_running_loop()
+    current = _current
+    if current.loop is loop:
+        turns = current.turns
+    else:
+        turns = _switch(current, loop)
+    now = time.perf_counter()
+    if not turns.active:
+        _begin(turns, loop, now)
+    elif now >= turns.deadline:
+        waiter = loop.create_future()
+        turns.waiters.append(waiter)
+        return waiter
+    turns.started += 1
+    return None
+
+
+def _switch(current: _Current, loop: asyncio.AbstractEventLoop) -> _LoopTurns:
+    with _by_loop_lock:
+        turns = _by_loop.get(loop)
+        if turns is None:
+            turns = _by_loop[loop] = _LoopTurns()
+    current.loop = loop
+    current.turns = turns
+    return turns
+
+
+def _begin(turns: _LoopTurns, loop: asyncio.AbstractEventLoop, now: float) -> None:
+    turns.active = True
+    turns.start = now
+    turns.deadline = now + TURN_SECONDS
+    turns.started = 0
+    loop.call_soon(_end_turn, turns, loop)
+
+
+def _end_turn(turns: _LoopTurns, loop: asyncio.AbstractEventLoop) -> None:
+    """Runs in the iteration after a turn began: end it and let the next waiters go."""
+    turns.active = False
+    waiters = turns.waiters
+    if not waiters:
+        return
+    elapsed = time.perf_counter() - turns.start
+    per_step = elapsed / max(turns.started, 1)
+    release = max(1, int(TURN_SECONDS / per_step)) if per_step > 0 else len(waiters)
+    woken = 0
+    while waiters and woken < release:
+        waiter = waiters.popleft()
+        if not waiter.done():
+            waiter.set_result(None)
+            woken += 1
+    if woken:
+        # The woken steps start in the next iteration, as one turn; begun here so that a step
+        # started beside them there joins it rather than beginning its own.
+        _begin(turns, loop, time.perf_counter())
+        turns.started = woken
