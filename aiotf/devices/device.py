@@ -3,6 +3,11 @@
 Sync kernels that are expensive run in the device's thread pool through :meth:`Device.run_in_pool`,
 the one bounded helper for thread work: if the awaiting task is cancelled, it waits for the thread
 to finish before re-raising, so no buffer is released while a thread still reads it.
+
+The pool is the device's only source of parallelism: its threads run independent kernels side
+by side, and a kernel may split its own work across the pool's idle threads
+(:mod:`aiotf.devices.intra_op`). BLAS does not fan out a second time: while a pool job runs,
+OpenBLAS uses one thread (:mod:`aiotf.devices.blas`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from aiotf.devices import blas, intra_op
 from aiotf.devices.allocator import TrackingAllocator
 from aiotf.devices.resource_mgr import ResourceMgr
 from aiotf.framework.device_spec import DeviceSpec
@@ -58,18 +64,39 @@ class Device:
                 self._pool = concurrent.futures.ThreadPoolExecutor(
                     max_workers=self._num_threads,
                     thread_name_prefix=f"aiotf-{self.name.rsplit('/', 1)[-1]}",
+                    initializer=intra_op.bind_worker,
+                    initargs=(self._help, self._num_threads - 1),
                 )
             return self._pool
 
+    def _help(self, fn: Callable[[], None]) -> bool:
+        """Queue a kernel's helper job (``intra_op``) on the pool; False once it is closed."""
+        pool = self._pool
+        if pool is None:
+            return False
+        try:
+            pool.submit(_call_quietly, fn, ())
+        except RuntimeError:  # shutting down: the kernel's own thread does the work
+            return False
+        return True
+
     async def run_in_pool(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` in this device's thread pool; on cancel, waits for the thread first."""
+        """``fn(*args)`` in this device's thread pool; on cancel, waits for the thread first.
+
+        The wait outlasts further cancellations (a failing step cancels its kernels, then the
+        run's deadline or caller cancels the step again): the first ``CancelledError`` is
+        re-raised once the thread has finished, never before.
+        """
         future = self._get_pool().submit(_call_quietly, fn, args)
         wrapped = asyncio.wrap_future(future)
         try:
             return await asyncio.shield(wrapped)
         except asyncio.CancelledError:
-            if not wrapped.done():
-                await asyncio.wait([wrapped])
+            while not wrapped.done():
+                try:
+                    await asyncio.wait([wrapped])
+                except asyncio.CancelledError:  # already cancelled: re-raised below, once
+                    continue
             raise
 
     def close(self) -> None:
@@ -84,5 +111,5 @@ class Device:
 
 
 def _call_quietly(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), blas.single_threaded():
         return fn(*args)

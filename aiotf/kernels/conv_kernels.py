@@ -1,22 +1,32 @@
-"""Convolution and pooling kernels: im2col with numpy stride tricks and one matmul per call.
+"""Convolution and pooling kernels: im2col in cache-sized blocks, one BLAS matmul per block.
 
 No Python loop runs over pixels. The input is padded exactly as TensorFlow pads it
-(``GetWindowedOutputSizeVerbose``: SAME puts the odd extra pad after, i.e. bottom/right), a
-``sliding_window_view`` exposes every window without copying, strides and dilations are numpy
-slices of that view, and the contraction with the filter is one ``matmul``.
+(``GetWindowedOutputSizeVerbose``: SAME puts the odd extra pad after, i.e. bottom/right), and
+``sliding_window_view`` exposes every window without copying (strides and dilations are numpy
+slices of that view).
+
+Conv2D copies the windows of a block of output rows into an im2col matrix and multiplies it by
+the filter with one float32 matmul written straight into the output. Blocks are sized so their
+im2col matrix stays in a core's L2 cache (COLS_BLOCK_BYTES) between the copy and the matmul
+that reads it back — copying all windows at once streams tens of MiB through memory — and in a
+pool thread the blocks are shared with the pool's idle threads (``intra_op.parallel_for``):
+the batch, then output rows, split across cores. Depthwise convolution and pooling are
+memory-bound: they combine the kh*kw strided "tap" views of the input (one multiply-add, max or
+add per tap over the whole output) instead of materializing windows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
 from aiotf.kernels.math_kernels import shape_str
-from aiotf.kernels.registry import register_kernel
+from aiotf.kernels.registry import NS_PER_ELEMENT, NS_PER_FLOP, input_elements, register_kernel
 
 Array = np.ndarray[Any, Any]
 
@@ -90,27 +100,54 @@ def _explicit(explicit_paddings: Sequence[int], data_format: bytes) -> tuple[Any
     return (p[2 * h], p[2 * h + 1]), (p[2 * h + 2], p[2 * h + 3])
 
 
-def _windows(
+def _geometry(
     x: Array,
     k: tuple[int, int],
     strides: tuple[int, int],
     dilations: tuple[int, int],
     padding: bytes,
     explicit: tuple[Any, Any],
-    pad_value: Any = 0,
-) -> tuple[Array, tuple[tuple[int, int], tuple[int, int]]]:
-    """Every window of NHWC ``x``: a view of shape (N, OH, OW, C, KH, KW), and the pads used."""
-    n, h, w, c = x.shape
+) -> tuple[int, int, tuple[tuple[int, int], tuple[int, int]]]:
+    """(OH, OW, ((pad top, bottom), (pad left, right))) of a window op over NHWC ``x``."""
+    _, h, w, _ = x.shape
     oh, ph0, ph1 = windowed_output_size(h, k[0], strides[0], dilations[0], padding, explicit[0])
     ow, pw0, pw1 = windowed_output_size(w, k[1], strides[1], dilations[1], padding, explicit[1])
-    if ph0 or ph1 or pw0 or pw1:
-        x = np.pad(x, ((0, 0), (ph0, ph1), (pw0, pw1), (0, 0)), constant_values=pad_value)
+    return oh, ow, ((ph0, ph1), (pw0, pw1))
+
+
+def _padded(x: Array, pads: tuple[tuple[int, int], tuple[int, int]], value: Any = 0) -> Array:
+    if not any(pads[0] + pads[1]):
+        return x
+    return np.pad(x, ((0, 0), *pads, (0, 0)), constant_values=value)
+
+
+def _taps(
+    xp: Array,
+    k: tuple[int, int],
+    strides: tuple[int, int],
+    dilations: tuple[int, int],
+    out_hw: tuple[int, int],
+) -> Iterator[tuple[int, int, Array]]:
+    """``(i, j, view)`` per filter tap: the (N, OH, OW, C) input pixels tap (i, j) meets."""
+    (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out_hw
+    for i in range(k[0]):
+        for j in range(k[1]):
+            r, q = i * dh, j * dw
+            yield i, j, xp[:, r : r + (oh - 1) * sh + 1 : sh, q : q + (ow - 1) * sw + 1 : sw]
+
+
+def _windows(
+    xp: Array,
+    k: tuple[int, int],
+    strides: tuple[int, int],
+    dilations: tuple[int, int],
+    out_hw: tuple[int, int],
+) -> Array:
+    """Every window of the padded NHWC ``xp`` as a view of shape (N, OH, OW, KH, KW, C)."""
     ekh, ekw = (k[0] - 1) * dilations[0] + 1, (k[1] - 1) * dilations[1] + 1
-    if oh == 0 or ow == 0 or x.shape[1] < ekh or x.shape[2] < ekw:
-        return np.zeros((n, oh, ow, c, k[0], k[1]), x.dtype), ((ph0, ph1), (pw0, pw1))
-    win = sliding_window_view(x, (ekh, ekw), axis=(1, 2))
+    win = sliding_window_view(xp, (ekh, ekw), axis=(1, 2))
     win = win[:, :: strides[0], :: strides[1], :, :: dilations[0], :: dilations[1]]
-    return win[:, :oh, :ow], ((ph0, ph1), (pw0, pw1))
+    return np.transpose(win[:, : out_hw[0], : out_hw[1]], (0, 1, 2, 4, 5, 3))
 
 
 def _compute_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
@@ -131,13 +168,49 @@ def _conv_operands(
     return s, d, _to_nhwc(x, data_format)
 
 
-def _conv_flops(x: Array, w: Array) -> float:
-    """About 2 multiply-adds per filter tap per input position (stride 1)."""
-    channels = max(w.shape[-2], 1) if w.ndim == 4 else 1
-    return 2.0 * x.size / channels * w.size
+def _conv_cost(x: Any, w: Any) -> float:
+    """The cost model's estimate (stride 1): 2 flops per filter tap per output position, and
+    the im2col copy of every window."""
+    if not (isinstance(x, np.ndarray) and isinstance(w, np.ndarray)) or w.ndim != 4:
+        return input_elements(x, w)
+    kh, kw, in_c, out_c = (int(d) for d in w.shape)
+    positions = x.size / max(in_c, 1)
+    taps = kh * kw * in_c
+    return float(positions * taps * (2.0 * out_c * NS_PER_FLOP + NS_PER_ELEMENT))
 
 
-@register_kernel("Conv2D", types={"T": (*_CONV_TYPES, dtypes.int32)}, cost=_conv_flops)
+# An im2col block's columns stay in a core's L2 cache between the copy and the matmul.
+COLS_BLOCK_BYTES = 1 << 20
+
+
+def _row_blocks(n: int, oh: int, row_bytes: int) -> list[tuple[int, int, int, int]]:
+    """``(n0, n1, h0, h1)``: blocks of whole images, or of one image's output rows, whose
+    im2col columns take about COLS_BLOCK_BYTES (at least two blocks per pool thread)."""
+    image = max(oh * row_bytes, 1)
+    if image <= COLS_BLOCK_BYTES:
+        per = min(COLS_BLOCK_BYTES // image, max(1, -(-n // (2 * intra_op.workers()))))
+        return [(i, min(i + per, n), 0, oh) for i in range(0, n, per)]
+    rows = max(1, COLS_BLOCK_BYTES // max(row_bytes, 1))
+    return [(i, i + 1, h, min(h + rows, oh)) for i in range(n) for h in range(0, oh, rows)]
+
+
+def _conv_gemm(windows: Array, wmat: Array, out: Array) -> None:
+    """``out[n, h, w] = windows[n, h, w].ravel() @ wmat`` for every output pixel, in blocks."""
+    n, oh, ow = out.shape[:3]
+    depth, out_c = wmat.shape
+    rows = out.reshape(n * oh * ow, out_c)
+    blocks = _row_blocks(n, oh, ow * depth * wmat.itemsize)
+
+    def block(b: int) -> None:
+        n0, n1, h0, h1 = blocks[b]
+        cols = np.ascontiguousarray(windows[n0:n1, h0:h1], dtype=wmat.dtype)
+        first, last = (n0 * oh + h0) * ow, ((n1 - 1) * oh + h1) * ow
+        np.matmul(cols.reshape(-1, depth), wmat, out=rows[first:last])
+
+    intra_op.parallel_for(len(blocks), block)
+
+
+@register_kernel("Conv2D", types={"T": (*_CONV_TYPES, dtypes.int32)}, cost=_conv_cost)
 def conv2d(
     x: Array,
     f: Array,
@@ -150,7 +223,7 @@ def conv2d(
 ) -> Array:
     s, d, xn = _conv_operands(x, f, strides, dilations, data_format)
     kh, kw, fc, out_c = f.shape
-    c = xn.shape[3]
+    n, c = xn.shape[0], xn.shape[3]
     if fc == 0 or c % fc:
         raise _invalid(f"input depth must be evenly divisible by filter depth: {c} vs {fc}")
     groups = c // fc
@@ -158,25 +231,32 @@ def conv2d(
         raise _invalid(
             f"output depth must be evenly divisible by number of groups: {out_c} vs {groups}"
         )
-    win, _ = _windows(xn, (kh, kw), s, d, padding, _explicit(explicit_paddings, data_format))
-    n, oh, ow = win.shape[:3]
+    k = (kh, kw)
+    oh, ow, pads = _geometry(xn, k, s, d, padding, _explicit(explicit_paddings, data_format))
     ct = _compute_dtype(x.dtype)
-    # (N, OH, OW, C, KH, KW) -> (N*OH*OW, KH, KW, C): the im2col matrix, one copy.
-    cols = np.ascontiguousarray(np.transpose(win, (0, 1, 2, 4, 5, 3)), dtype=ct)
-    p = n * oh * ow
+    if not n * oh * ow * out_c * kh * kw:
+        return _from_nhwc(np.zeros((n, oh, ow, out_c), x.dtype), data_format)
+    out = np.empty((n, oh, ow, out_c), ct)
+    windows = _windows(_padded(xn, pads), k, s, d, (oh, ow))  # (N, OH, OW, KH, KW, C)
     if groups == 1:
-        out = cols.reshape(p, kh * kw * c) @ f.astype(ct, copy=False).reshape(kh * kw * c, out_c)
+        _conv_gemm(windows, f.astype(ct, copy=False).reshape(kh * kw * c, out_c), out)
     else:
-        og = out_c // groups
-        a = np.transpose(cols.reshape(p, kh * kw, groups, fc), (2, 0, 1, 3))
-        a = a.reshape(groups, p, kh * kw * fc)
-        w = np.transpose(f.astype(ct, copy=False).reshape(kh * kw * fc, groups, og), (1, 0, 2))
-        out = np.transpose(np.matmul(a, w), (1, 0, 2)).reshape(p, out_c)
-    out = out.reshape(n, oh, ow, out_c).astype(x.dtype, copy=False)
-    return _from_nhwc(out, data_format)
+        _grouped_conv(windows, f.astype(ct, copy=False), groups, out)
+    return _from_nhwc(out.astype(x.dtype, copy=False), data_format)
 
 
-@register_kernel("DepthwiseConv2dNative", types={"T": _CONV_TYPES}, cost=_conv_flops)
+def _grouped_conv(windows: Array, f: Array, groups: int, out: Array) -> None:
+    """A grouped convolution: one batched matmul over the groups."""
+    n, oh, ow, out_c = out.shape
+    kh, kw, fc, _ = f.shape
+    og, p = out_c // groups, n * oh * ow
+    cols = np.ascontiguousarray(windows, dtype=f.dtype).reshape(p, kh * kw, groups, fc)
+    a = np.transpose(cols, (2, 0, 1, 3)).reshape(groups, p, kh * kw * fc)
+    w = np.transpose(f.reshape(kh * kw * fc, groups, og), (1, 0, 2))
+    out[...] = np.transpose(np.matmul(a, w), (1, 0, 2)).reshape(n, oh, ow, out_c)
+
+
+@register_kernel("DepthwiseConv2dNative", types={"T": _CONV_TYPES}, cost=_conv_cost)
 def depthwise_conv2d_native(
     x: Array,
     f: Array,
@@ -189,18 +269,23 @@ def depthwise_conv2d_native(
 ) -> Array:
     s, d, xn = _conv_operands(x, f, strides, dilations, data_format)
     kh, kw, fc, mult = f.shape
-    c = xn.shape[3]
+    n, c = xn.shape[0], xn.shape[3]
     if c != fc:
         raise _invalid(f"input and filter must have the same depth: {c} vs {fc}")
-    win, _ = _windows(xn, (kh, kw), s, d, padding, _explicit(explicit_paddings, data_format))
-    n, oh, ow = win.shape[:3]
+    k = (kh, kw)
+    oh, ow, pads = _geometry(xn, k, s, d, padding, _explicit(explicit_paddings, data_format))
     ct = _compute_dtype(x.dtype)
-    p = n * oh * ow
-    # Per channel: (P, KH*KW) @ (KH*KW, M) — one batched matmul over the C channels.
-    cols = np.ascontiguousarray(np.transpose(win, (3, 0, 1, 2, 4, 5)), dtype=ct)
-    w = np.transpose(f.astype(ct, copy=False), (2, 0, 1, 3)).reshape(c, kh * kw, mult)
-    out = np.matmul(cols.reshape(c, p, kh * kw), w)  # (C, P, M)
-    out = np.transpose(out, (1, 0, 2)).reshape(n, oh, ow, c * mult).astype(x.dtype, copy=False)
+    out = np.zeros((n, oh, ow, c, mult), ct)
+    if out.size:
+        xp = _padded(xn.astype(ct, copy=False), pads)
+        fw = f.astype(ct, copy=False)
+        # Per tap, over the whole output: out += x[tap] * f[tap], in the filter's row-major
+        # order (TensorFlow's CPU kernel sums the taps in that order too).
+        product = np.empty_like(out)
+        for i, j, tap in _taps(xp, k, s, d, (oh, ow)):
+            np.multiply(tap[..., None], fw[i, j], out=product)
+            out += product
+    out = out.reshape(n, oh, ow, c * mult).astype(x.dtype, copy=False)
     return _from_nhwc(out, data_format)
 
 
@@ -216,7 +301,7 @@ _POOL_TYPES = (
 )  # fmt: skip
 
 
-@register_kernel("MaxPool", types={"T": _POOL_TYPES}, expensive=True)
+@register_kernel("MaxPool", types={"T": _POOL_TYPES}, cost=input_elements)
 def max_pool(
     x: Array,
     *,
@@ -231,12 +316,18 @@ def max_pool(
     k = _hw(ksize, data_format, "ksize", "pool")
     s = _hw(strides, data_format, "stride", "pool")
     xn = _to_nhwc(x, data_format)
-    win, _ = _windows(
-        xn, k, s, (1, 1), padding, _explicit(explicit_paddings, data_format), _lowest(x.dtype)
-    )
-    if win.size == 0:
-        return _from_nhwc(np.zeros(win.shape[:4], x.dtype), data_format)
-    return _from_nhwc(win.max(axis=(4, 5)), data_format)
+    oh, ow, pads = _geometry(xn, k, s, (1, 1), padding, _explicit(explicit_paddings, data_format))
+    shape = (xn.shape[0], oh, ow, xn.shape[3])
+    if not np.prod(shape) * k[0] * k[1]:
+        return _from_nhwc(np.zeros(shape, x.dtype), data_format)
+    out = np.empty(shape, x.dtype)
+    xp = _padded(xn, pads, _lowest(x.dtype))
+    for i, j, tap in _taps(xp, k, s, (1, 1), (oh, ow)):
+        if i == j == 0:
+            out[...] = tap
+        else:
+            np.maximum(out, tap, out=out)
+    return _from_nhwc(out, data_format)
 
 
 def _valid_counts(size: int, out: int, k: int, stride: int, before: int) -> Array:
@@ -244,7 +335,7 @@ def _valid_counts(size: int, out: int, k: int, stride: int, before: int) -> Arra
     return np.minimum(start + k, size) - np.maximum(start, 0)
 
 
-@register_kernel("AvgPool", types={"T": _CONV_TYPES}, expensive=True)
+@register_kernel("AvgPool", types={"T": _CONV_TYPES}, cost=input_elements)
 def avg_pool(
     x: Array, *, ksize: list[int], strides: list[int], padding: bytes, data_format: bytes
 ) -> Array:
@@ -254,9 +345,15 @@ def avg_pool(
     s = _hw(strides, data_format, "stride", "pool")
     xn = _to_nhwc(x, data_format)
     ct = _compute_dtype(x.dtype)
-    win, pads = _windows(xn.astype(ct, copy=False), k, s, (1, 1), padding, ((0, 0), (0, 0)))
-    n, oh, ow, c = win.shape[:4]
-    total = win.sum(axis=(4, 5))
+    oh, ow, pads = _geometry(xn, k, s, (1, 1), padding, ((0, 0), (0, 0)))
+    total = np.zeros((xn.shape[0], oh, ow, xn.shape[3]), ct)
+    if total.size:
+        xp = _padded(xn.astype(ct, copy=False), pads)
+        for i, j, tap in _taps(xp, k, s, (1, 1), (oh, ow)):
+            if i == j == 0:
+                total[...] = tap
+            else:
+                total += tap
     ch = _valid_counts(xn.shape[1], oh, k[0], s[0], pads[0][0])
     cw = _valid_counts(xn.shape[2], ow, k[1], s[1], pads[1][0])
     counts = (ch[:, None] * cw[None, :]).astype(ct)[None, :, :, None]

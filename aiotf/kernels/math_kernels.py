@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
-from aiotf.kernels.registry import register_kernel
+from aiotf.kernels.registry import NS_PER_FLOP, elementwise_cost, register_kernel
 
 Array = np.ndarray[Any, Any]
 
@@ -38,12 +40,12 @@ def _binary(x: Array, y: Array, fn: Any, op: str) -> Array:
         ) from None
 
 
-@register_kernel("AddV2", types={"T": NUMERIC})
+@register_kernel("AddV2", cost=elementwise_cost, types={"T": NUMERIC})
 def add_v2(x: Array, y: Array) -> Array:
     return _binary(x, y, np.add, "AddV2")
 
 
-@register_kernel("Add", types={"T": NUMERIC})
+@register_kernel("Add", cost=elementwise_cost, types={"T": NUMERIC})
 def add(x: Array, y: Array) -> Array:
     return _binary(x, y, np.add, "Add")
 
@@ -57,22 +59,22 @@ def add_strings(x: Array, y: Array) -> Array:
     return out
 
 
-@register_kernel("Sub", types={"T": NUMERIC})
+@register_kernel("Sub", cost=elementwise_cost, types={"T": NUMERIC})
 def sub(x: Array, y: Array) -> Array:
     return _binary(x, y, np.subtract, "Sub")
 
 
-@register_kernel("Mul", types={"T": NUMERIC})
+@register_kernel("Mul", cost=elementwise_cost, types={"T": NUMERIC})
 def mul(x: Array, y: Array) -> Array:
     return _binary(x, y, np.multiply, "Mul")
 
 
-@register_kernel("RealDiv", types={"T": FLOATS + COMPLEX})
+@register_kernel("RealDiv", cost=elementwise_cost, types={"T": FLOATS + COMPLEX})
 def real_div(x: Array, y: Array) -> Array:
     return _binary(x, y, np.true_divide, "RealDiv")
 
 
-@register_kernel("Neg", types={"T": NUMERIC})
+@register_kernel("Neg", cost=elementwise_cost, types={"T": NUMERIC})
 def neg(x: Array) -> Array:
     return np.negative(x)
 
@@ -86,12 +88,29 @@ def _matmul_flops(a: Array, b: Array) -> float:
     """2·m·k·n. The inner dim k is a dim both operands share (the largest, when several do)."""
     if a.ndim != 2 or b.ndim != 2:
         return 0.0
-    shared = set(a.shape) & set(b.shape)
+    return _product_flops(a.shape, b.shape)
+
+
+def _product_flops(a: tuple[int, ...], b: tuple[int, ...]) -> float:
+    shared = set(a) & set(b)
     k = max(shared) if shared else 1
-    return float(2 * a.size * b.size // max(k, 1))
+    return float(2 * a[0] * a[1] * b[0] * b[1] // max(k, 1))
 
 
-@register_kernel("MatMul", types={"T": NUMERIC}, cost=_matmul_flops)
+def _matmul_cost(a: Any, b: Any) -> float:
+    """MatMul's estimate for the cost model: NS_PER_FLOP per flop."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return 0.0  # a variable's ref: dereferenced later; too early to tell
+    return NS_PER_FLOP * _matmul_flops(a, b)
+
+
+# A product of at least this many flops is split across the device's pool threads
+# (``intra_op.parallel_for``, single-threaded BLAS in each), in parts of at least PART_FLOPS.
+PARALLEL_MIN_FLOPS = 8e6
+PART_FLOPS = 4e6
+
+
+@register_kernel("MatMul", types={"T": NUMERIC}, cost=_matmul_cost)
 def mat_mul(a: Array, b: Array, *, transpose_a: bool, transpose_b: bool) -> Array:
     if a.ndim != 2 or b.ndim != 2:
         raise errors.InvalidArgumentError(
@@ -109,8 +128,37 @@ def mat_mul(a: Array, b: Array, *, transpose_a: bool, transpose_b: bool) -> Arra
             None,
             f"Matrix size-incompatible: In[0]: {shape_str(a)}, In[1]: {shape_str(b)}",
         )
-    product: Array = np.matmul(a2, b2)
-    return product
+    return matmul(a2, b2)
+
+
+def matmul(a: Array, b: Array) -> Array:
+    """``a @ b`` for 2-D ``a`` and ``b``, split across the pool when large (see ``intra_op``).
+
+    The parts are row blocks of ``a`` (or, for few rows, column blocks of ``b``, so each thread
+    streams only its share of a big weight matrix); every output element is still one dot
+    product over the whole inner dimension, so the result does not depend on the split.
+    """
+    (m, k), n = a.shape, b.shape[1]
+    flops = 2.0 * m * k * n
+    workers = intra_op.workers()
+    if workers == 1 or flops < PARALLEL_MIN_FLOPS or a.dtype.kind not in "fc":
+        product: Array = np.matmul(a, b)
+        return product
+    by_rows = m >= 2 * n or m >= 256
+    extent = m if by_rows else n
+    parts = int(min(extent, 2 * workers, max(2, flops // PART_FLOPS)))
+    bounds = [extent * i // parts for i in range(parts + 1)]
+    out = np.empty((m, n), np.result_type(a, b))
+
+    def part(i: int) -> None:
+        lo, hi = bounds[i], bounds[i + 1]
+        if by_rows:
+            np.matmul(a[lo:hi], b, out=out[lo:hi])
+        else:
+            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+
+    intra_op.parallel_for(parts, part)
+    return out
 
 
 @register_kernel("ArgMax", types={"T": NUMERIC + (dtypes.bool,)})
@@ -128,7 +176,7 @@ def arg_max(x: Array, dimension: Array, *, output_type: dtypes.DType) -> Array:
     return index
 
 
-@register_kernel("Cast")
+@register_kernel("Cast", cost=elementwise_cost)
 def cast(x: Array, *, DstT: dtypes.DType) -> Array:  # noqa: N803 - TensorFlow's attr name
     if DstT.base_dtype is dtypes.string:
         raise errors.UnimplementedError(None, None, f"Cast {x.dtype} to string is not supported")
@@ -163,7 +211,7 @@ def _unary(op: str, fn: Any, types: tuple[dtypes.DType, ...]) -> None:
         return fn(x)  # type: ignore[no-any-return]
 
     kernel.__name__ = op.lower()
-    register_kernel(op, types={"T": types})(kernel)
+    register_kernel(op, types={"T": types}, cost=elementwise_cost)(kernel)
 
 
 def _rsqrt(x: Array) -> Array:
@@ -202,7 +250,7 @@ for _op, _fn, _types in (
     _unary(_op, _fn, _types)
 
 
-@register_kernel("Reciprocal", types={"T": FLOATS + COMPLEX})
+@register_kernel("Reciprocal", cost=elementwise_cost, types={"T": FLOATS + COMPLEX})
 def reciprocal(x: Array) -> Array:
     return np.reciprocal(x)
 
@@ -213,17 +261,17 @@ def reciprocal_int(x: Array) -> Array:
     return _trunc_div_int(np.ones_like(x), x)
 
 
-@register_kernel("Maximum", types={"T": REAL})
+@register_kernel("Maximum", cost=elementwise_cost, types={"T": REAL})
 def maximum(x: Array, y: Array) -> Array:
     return _binary(x, y, np.maximum, "Maximum")
 
 
-@register_kernel("Minimum", types={"T": REAL})
+@register_kernel("Minimum", cost=elementwise_cost, types={"T": REAL})
 def minimum(x: Array, y: Array) -> Array:
     return _binary(x, y, np.minimum, "Minimum")
 
 
-@register_kernel("Pow", types={"T": FLOATS + COMPLEX})
+@register_kernel("Pow", cost=elementwise_cost, types={"T": FLOATS + COMPLEX})
 def pow_(x: Array, y: Array) -> Array:
     return _binary(x, y, np.power, "Pow")
 
@@ -292,7 +340,7 @@ def div_int(x: Array, y: Array) -> Array:
     return _binary(x, y, _trunc_div_int, "Div")
 
 
-@register_kernel("Div", types={"T": FLOATS + COMPLEX})
+@register_kernel("Div", cost=elementwise_cost, types={"T": FLOATS + COMPLEX})
 def div(x: Array, y: Array) -> Array:
     return _binary(x, y, np.true_divide, "Div")
 
@@ -305,7 +353,7 @@ def div_no_nan(x: Array, y: Array) -> Array:
     return _binary(x, y, fn, "DivNoNan")
 
 
-@register_kernel("SquaredDifference", types={"T": NUMERIC})
+@register_kernel("SquaredDifference", cost=elementwise_cost, types={"T": NUMERIC})
 def squared_difference(x: Array, y: Array) -> Array:
     def fn(a: Array, b: Array) -> Array:
         d = np.subtract(a, b)
@@ -319,7 +367,7 @@ def _comparison(op: str, fn: Any) -> None:
         return _binary(x, y, fn, op)
 
     kernel.__name__ = op.lower()
-    register_kernel(op, types={"T": REAL})(kernel)
+    register_kernel(op, types={"T": REAL}, cost=elementwise_cost)(kernel)
 
 
 for _op, _cmp in (
@@ -369,7 +417,7 @@ def logical_or(x: Array, y: Array) -> Array:
     return _binary(x, y, np.logical_or, "LogicalOr")
 
 
-@register_kernel("AddN", types={"T": NUMERIC})
+@register_kernel("AddN", types={"T": NUMERIC}, expensive=True)
 def add_n(*inputs: Array) -> Array:
     first = inputs[0]
     for i, x in enumerate(inputs[1:], 1):
@@ -380,13 +428,15 @@ def add_n(*inputs: Array) -> Array:
                 "Inputs to operation AddN of type AddN must have the same size and shape.  "
                 f"Input 0: {shape_str(first)} != input {i}: {shape_str(x)}",
             )
-    out = np.array(first, copy=True)
-    for x in inputs[1:]:
-        out = np.add(out, x)
+    if len(inputs) == 1:
+        return np.array(first, copy=True)
+    out = np.asarray(np.add(first, inputs[1]))  # then in place, left to right as before
+    for x in inputs[2:]:
+        np.add(out, x, out=out)
     return out
 
 
-@register_kernel("Select")
+@register_kernel("Select", cost=elementwise_cost)
 def select(condition: Array, t: Array, e: Array) -> Array:
     if np.shape(t) != np.shape(e):
         raise errors.InvalidArgumentError(
@@ -415,7 +465,7 @@ def select(condition: Array, t: Array, e: Array) -> Array:
     return np.where(c, t, e)
 
 
-@register_kernel("SelectV2")
+@register_kernel("SelectV2", cost=elementwise_cost)
 def select_v2(condition: Array, t: Array, e: Array) -> Array:
     try:
         return np.where(condition, t, e)
@@ -461,17 +511,17 @@ def _reduce(fn: Any, x: Array, reduction_indices: Array, keep_dims: bool, **kw: 
     return np.asarray(fn(x, axis=axes, keepdims=keep_dims, **kw))
 
 
-@register_kernel("Sum", types={"T": NUMERIC})
+@register_kernel("Sum", cost=elementwise_cost, types={"T": NUMERIC})
 def sum_(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _reduce(np.sum, x, reduction_indices, keep_dims, dtype=x.dtype)
 
 
-@register_kernel("Prod", types={"T": NUMERIC})
+@register_kernel("Prod", cost=elementwise_cost, types={"T": NUMERIC})
 def prod(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _reduce(np.prod, x, reduction_indices, keep_dims, dtype=x.dtype)
 
 
-@register_kernel("Mean", types={"T": FLOATS + COMPLEX})
+@register_kernel("Mean", cost=elementwise_cost, types={"T": FLOATS + COMPLEX})
 def mean(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _reduce(np.mean, x, reduction_indices, keep_dims, dtype=x.dtype)
 
@@ -501,12 +551,12 @@ def _extreme(fn: Any, x: Array, reduction_indices: Array, keep_dims: bool, low: 
     return _reduce(fn, x, reduction_indices, keep_dims, **kw).astype(np.asarray(x).dtype)
 
 
-@register_kernel("Max", types={"T": REAL})
+@register_kernel("Max", cost=elementwise_cost, types={"T": REAL})
 def max_(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _extreme(np.max, x, reduction_indices, keep_dims, low=True)
 
 
-@register_kernel("Min", types={"T": REAL})
+@register_kernel("Min", cost=elementwise_cost, types={"T": REAL})
 def min_(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _extreme(np.min, x, reduction_indices, keep_dims, low=False)
 
@@ -606,10 +656,21 @@ def range_(start: Array, limit: Array, delta: Array, *, Tidx: dtypes.DType) -> A
 # ----------------------------------------------------------------------------------------------
 
 
+def _batch_matmul_cost(x: Any, y: Any) -> float:
+    """NS_PER_FLOP per flop of the batched product."""
+    if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)) or x.ndim < 2 or y.ndim < 2:
+        return 0.0
+    try:
+        batch = math.prod(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
+    except ValueError:
+        return 0.0  # the kernel reports the bad shapes
+    return NS_PER_FLOP * batch * _product_flops(x.shape[-2:], y.shape[-2:])
+
+
 @register_kernel(
     "BatchMatMulV2",
     types={"T": FLOATS + COMPLEX + (dtypes.int16, dtypes.int32, dtypes.int64)},
-    expensive=True,
+    cost=_batch_matmul_cost,
 )
 def batch_mat_mul_v2(x: Array, y: Array, *, adj_x: bool, adj_y: bool) -> Array:
     for i, t in enumerate((x, y)):

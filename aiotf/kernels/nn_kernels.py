@@ -8,12 +8,12 @@ import numpy as np
 
 from aiotf.framework import dtypes, errors
 from aiotf.kernels.math_kernels import FLOATS, NUMERIC, shape_str
-from aiotf.kernels.registry import register_kernel
+from aiotf.kernels.registry import elementwise_cost, register_kernel
 
 Array = np.ndarray[Any, Any]
 
 
-@register_kernel("BiasAdd", types={"T": NUMERIC})
+@register_kernel("BiasAdd", cost=elementwise_cost, types={"T": NUMERIC})
 def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
     if value.ndim < 2:
         raise errors.InvalidArgumentError(
@@ -34,13 +34,13 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
     return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
 
 
-@register_kernel("Relu", types={"T": NUMERIC})
+@register_kernel("Relu", cost=elementwise_cost, types={"T": NUMERIC})
 def relu(features: Array) -> Array:
     out: Array = np.maximum(features, features.dtype.type(0))
     return out
 
 
-@register_kernel("Softmax", types={"T": FLOATS})
+@register_kernel("Softmax", cost=elementwise_cost, types={"T": FLOATS})
 def softmax(logits: Array) -> Array:
     if logits.ndim < 1:
         raise errors.InvalidArgumentError(
@@ -66,13 +66,13 @@ def _wide(x: Array) -> Array:
     return x.astype(np.float32) if x.dtype.itemsize < 4 else x
 
 
-@register_kernel("Relu6", types={"T": NUMERIC})
+@register_kernel("Relu6", cost=elementwise_cost, types={"T": NUMERIC})
 def relu6(features: Array) -> Array:
     t = features.dtype.type
     return np.minimum(np.maximum(features, t(0)), t(6))  # type: ignore[no-any-return]
 
 
-@register_kernel("Elu", types={"T": FLOATS})
+@register_kernel("Elu", cost=elementwise_cost, types={"T": FLOATS})
 def elu(features: Array) -> Array:
     return np.where(features < 0, np.expm1(features), features)
 
@@ -81,7 +81,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 _SELU_ALPHA = 1.6732632423543772848170429916717
 
 
-@register_kernel("Selu", types={"T": FLOATS})
+@register_kernel("Selu", cost=elementwise_cost, types={"T": FLOATS})
 def selu(features: Array) -> Array:
     t = features.dtype.type
     return np.where(  # type: ignore[no-any-return]
@@ -89,17 +89,17 @@ def selu(features: Array) -> Array:
     )
 
 
-@register_kernel("Softplus", types={"T": FLOATS})
+@register_kernel("Softplus", cost=elementwise_cost, types={"T": FLOATS})
 def softplus(features: Array) -> Array:
     return np.logaddexp(features.dtype.type(0), features)  # type: ignore[no-any-return]
 
 
-@register_kernel("LeakyRelu", types={"T": FLOATS})
+@register_kernel("LeakyRelu", cost=elementwise_cost, types={"T": FLOATS})
 def leaky_relu(features: Array, *, alpha: float) -> Array:
     return np.where(features > 0, features, features * features.dtype.type(alpha))
 
 
-@register_kernel("LogSoftmax", types={"T": FLOATS})
+@register_kernel("LogSoftmax", cost=elementwise_cost, types={"T": FLOATS})
 def log_softmax(logits: Array) -> Array:
     if logits.ndim < 1:
         raise _invalid(f"logits must have >= 1 dimension, got {shape_str(logits)}")
@@ -109,13 +109,13 @@ def log_softmax(logits: Array) -> Array:
     return out.astype(logits.dtype, copy=False)  # type: ignore[no-any-return]
 
 
-@register_kernel("L2Loss", types={"T": FLOATS})
+@register_kernel("L2Loss", cost=elementwise_cost, types={"T": FLOATS})
 def l2_loss(t: Array) -> Array:
     x = _wide(t)
     return np.asarray(np.sum(x * x) * x.dtype.type(0.5), dtype=np.asarray(t).dtype)
 
 
-@register_kernel("SparseSoftmaxCrossEntropyWithLogits", types={"T": FLOATS})
+@register_kernel("SparseSoftmaxCrossEntropyWithLogits", cost=elementwise_cost, types={"T": FLOATS})
 def sparse_softmax_cross_entropy_with_logits(features: Array, labels: Array) -> tuple[Array, Array]:
     if np.ndim(features) != 2:
         raise _invalid(f"logits must be 2-D, but got shape {shape_str(features)}")
@@ -149,7 +149,7 @@ def sparse_softmax_cross_entropy_with_logits(features: Array, labels: Array) -> 
     return loss.astype(dt, copy=False), backprop.astype(dt, copy=False)
 
 
-@register_kernel("SoftmaxCrossEntropyWithLogits", types={"T": FLOATS})
+@register_kernel("SoftmaxCrossEntropyWithLogits", cost=elementwise_cost, types={"T": FLOATS})
 def softmax_cross_entropy_with_logits(features: Array, labels: Array) -> tuple[Array, Array]:
     try:
         f, lab = np.broadcast_arrays(_wide(features), _wide(labels))
@@ -171,7 +171,9 @@ def softmax_cross_entropy_with_logits(features: Array, labels: Array) -> tuple[A
     return loss.astype(dt, copy=False), backprop.astype(dt, copy=False)
 
 
-@register_kernel("FusedBatchNormV3", types={"T": FLOATS, "U": (dtypes.float32,)})
+@register_kernel(
+    "FusedBatchNormV3", cost=elementwise_cost, types={"T": FLOATS, "U": (dtypes.float32,)}
+)
 def fused_batch_norm_v3(
     x: Array,
     scale: Array,

@@ -29,15 +29,31 @@ from typing import Any
 
 from aiotf.framework import dtypes, errors
 
-# A sync kernel registered expensive goes to the device's thread pool when its estimated cost
-# (its ``cost`` function, in flops, else its input elements) reaches this; below it the thread
-# hop (tens of microseconds) costs more than running it inline saves.
-POOL_MIN_COST = 1 << 20
+# The cost model. A kernel registered ``expensive`` estimates its work from its inputs, in
+# nanoseconds of one core (its ``cost`` function; by default NS_PER_ELEMENT per input element),
+# and goes to the device's thread pool when the estimate reaches POOL_MIN_COST; below it, it runs
+# inline in the executor loop. Calibrated on the 2-core benchmark machine (numpy 2.4, OpenBLAS):
+# a float32 add, multiply or max streams ~0.3-0.5 ns per element once its operands leave the
+# cache; a BLAS matmul ~0.005 ns per flop when large, ~0.01-0.03 when small or skinny (the sizes
+# near the threshold, hence the rate below); a thread-pool hop costs 30-100 us (an idle pool
+# thread must be woken). At ~260 us a kernel is worth the hop, and nothing much longer than that
+# blocks the event loop (issue 7: no kernel of ~1 ms on the loop thread). So an elementwise
+# kernel moves to the pool from ~512K elements and a matmul from ~8 Mflop; mlp_b1's kernels (a
+# few us each) stay inline.
+NS_PER_ELEMENT = 0.5
+NS_PER_FLOP = 0.033
+POOL_MIN_COST = 1 << 18
 
 
 def input_elements(*inputs: Any) -> float:
-    """The default cost estimate of an expensive kernel: its total input elements."""
-    return float(sum(getattr(x, "size", 1) for x in inputs))
+    """The default cost estimate of an expensive kernel: NS_PER_ELEMENT per input element."""
+    return NS_PER_ELEMENT * sum(getattr(x, "size", 1) for x in inputs)
+
+
+def elementwise_cost(*inputs: Any) -> float:
+    """An elementwise kernel's estimate: NS_PER_ELEMENT per element of its largest operand
+    (the output of a broadcast is about as large)."""
+    return NS_PER_ELEMENT * max([getattr(x, "size", 1) for x in inputs], default=0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +139,8 @@ def register_kernel(
 
     ``types`` constrains type attrs (``{"T": [float32, float64]}``); several registrations of one
     op may split its dtypes between them. ``expensive`` kernels may run in the device's thread
-    pool; ``cost(*inputs)`` estimates their flops (default: input elements).
+    pool; ``cost(*inputs)`` estimates their work in nanoseconds (see POOL_MIN_COST; default:
+    ``input_elements``).
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
