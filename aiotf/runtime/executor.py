@@ -5,7 +5,10 @@ loop over those arrays. A partition without control flow runs on the *flat sched
 per-step arrays, no per-node objects created. A partition with control flow (Switch, Merge,
 Enter, Exit, NextIteration) or a ``_Recv`` (which may deliver a dead tensor) runs on the *frame
 schedule*, TensorFlow's executor expressed in asyncio: pending counts, dead counts, frames and
-iterations.
+iterations. A loop frame made only of sync kernels (and loops that compile) is compiled into a
+Python generator that runs its iterations in order (``runtime/loop_compiler.py``); the frame
+schedule starts it once every Enter into the frame has arrived, so a loop of scalar ops costs
+its kernel calls, not a frame's bookkeeping per node.
 
 Compiled state (immutable, shared by concurrent steps):
 
@@ -19,7 +22,12 @@ Compiled state (immutable, shared by concurrent steps):
   found by walking from the roots: an Enter's successors are in the frame its ``frame_name``
   names, an Exit's in its frame's parent. Within a frame, node ``i`` has the local index
   ``_items[i].local``; ``_FrameInfo.pending0`` holds the initial pending counts by local index,
-  and each data edge has a slot in its destination's frame (``input_slots``).
+  and each data edge has a slot in its destination's frame (``input_slots``). A producer's
+  ``data_edges`` and ``control_plan`` carry each consumer's local index and kind (node, Merge,
+  ControlTrigger), so delivering along an edge reads no consumer item.
+- ``_FrameInfo.program``: the compiled loop of an outermost frame that compiles (None when the
+  frame, or its parent, runs on the frame schedule); an Enter into it has ``enter_pos``, its
+  position among the program's arguments.
 - ``pending0``: a node's incoming edges; for a Merge, ``2 * control edges + 1``: the low bit is
   cleared by the first live data input, so a Merge is ready when its control edges have all
   arrived and either one data input is live (count 1 → 0 bits left) or all are dead.
@@ -44,14 +52,49 @@ Per-step state (local to :meth:`Executor.run`, so steps never share it):
   outputs are dead (Send and Recv still run, to carry deadness across devices); a Merge fires on
   its first live input; a dead NextIteration ends the loop; the Exits of the last iteration
   that are dead reach the parent when the frame is deleted. A dead ``_Retval`` never runs, so
-  its fetch has no value (the session reports TensorFlow's error).
+  its fetch has no value (the session reports TensorFlow's error). An iteration's ``ctx`` (its
+  ``frame_iter`` for rendezvous keys) is made the first time one of its kernels takes ``ctx``.
+- Compiled loops: an Enter into a frame with a ``program`` gathers its value into that frame
+  execution's ``_LoopRun`` (in ``children``, counted in ``outstanding_frames`` like a child
+  frame); the last Enter queues it on ``loops``. The loop runs when nothing is ready, for one
+  time slice at a time; a pool kernel it hands over becomes a task (the loop waits on
+  ``requests``, then back on ``loops`` with the outputs), and demotes the frame: later steps run
+  it on the frame schedule, where its iterations can overlap in the pool. When its generator
+  returns, its Exits (live ones, then the last iteration's dead ones) reach the parent
+  iteration, as at frame deletion. A traced step runs every frame on the frame schedule.
+- Frame schedule counts, per iteration: ``pending[d]`` starts at ``pending0`` and counts down
+  as inputs arrive; ``dead[d]`` counts the dead inputs that reached ``d`` (a data input with no
+  value, or a control edge from a dead node). A non-Merge node whose pending count reaches 0 is
+  queued once, dead iff ``dead[d] > 0`` (a ControlTrigger never is); a Merge is queued dead only
+  once its control edges are in and every data input is dead (or the dead input came through
+  an Enter).
+- Frame schedule books, per frame execution: ``num_pending_inputs`` is the number of Enters
+  into it still to arrive; ``num_outstanding_iterations`` the live iterations (at most
+  ``parallel_iterations``); ``iteration_count`` the newest iteration's number; ``dead_exits``
+  the newest iteration's dead Exits (cleared when a newer iteration starts). Per iteration,
+  ``outstanding_frames`` counts its live child frames (``children``, by frame name). A frame
+  execution is deleted exactly when it has no pending inputs and no outstanding iterations.
+- Tasks (either schedule): ``outstanding`` counts the kernel tasks started and not yet reported
+  on the ``done`` queue; each task reports exactly once, so the step is over when nothing is
+  ready and ``outstanding`` is 0.
 
 Scheduling policy: ready nodes run in FIFO order; inline kernels run immediately; the loop
-yields to the event loop every ``YIELD_INTERVAL`` seconds of inline work so a long chain never
-stalls other tasks; task results are picked up from a queue as they finish. The first error
+yields to the event loop every ``YIELD_INTERVAL`` seconds of inline work (a compiled loop: at
+the end of an iteration past its time slice) so a long chain never stalls other tasks; task
+results are picked up from a queue as they finish. Either schedule runs inline until a node
+needs a task (an async kernel, or a pool kernel whose cost reaches ``POOL_MIN_COST``): only
+then are the step's TaskGroup and queue made, and that node (``held``, its inputs taken) is the
+first task. The first error
 (a kernel raising, or a task failing) stops scheduling, cancels the step's tasks, aborts the
 step's rendezvous so other partitions wake, and is raised naming the node. The device
 allocator's books are kept on the flat schedule only.
+
+Cancellation: when the task running the step is cancelled (its caller, a deadline, the session
+closing), the step's TaskGroup cancels every kernel task and waits for each to end: an async
+kernel's await unwinds (a waiting ``_Recv`` removes its key from the rendezvous, a queue waiter
+gives back the elements it held), and a kernel in the pool first lets its thread finish
+(``Device.run_in_pool``), so no input is released while a thread still reads it. Either way,
+when :meth:`Executor.run` returns or raises, no task of the step is left.
 
 Tracing: a step whose context carries a stats collector (``ctx.stats``) runs the same loops over
 ``_traced``, copies of the items whose kernels take ``ctx`` and report each execution to it
@@ -74,10 +117,18 @@ from aiotf.framework import errors
 from aiotf.kernels.context import DEAD, Ref, StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, OpKernel
 from aiotf.runtime.graph import Graph, Node
+from aiotf.runtime.loop_compiler import (
+    LoopError,
+    LoopGenerator,
+    LoopProgram,
+    PoolRequest,
+    compile_loops,
+)
 from aiotf.runtime.step_stats import NodeTracer, is_traced, traced_compute
 
 INLINE, POOL, ASYNC = 0, 1, 2
 NORMAL, ENTER, EXIT, NEXT_ITERATION = 0, 1, 2, 3
+_EDGE_NODE, _EDGE_MERGE, _EDGE_TRIGGER = 0, 1, 2  # a ControlTrigger runs with dead inputs
 YIELD_INTERVAL = 0.002  # seconds of inline kernel work between yields to the event loop
 
 _KINDS = {
@@ -97,21 +148,28 @@ _FRAME_OPS = (
 
 KernelFactory = Callable[[Node], OpKernel]
 Ready = deque[tuple[int, "_Iteration", bool]]
+_Tag = tuple[int, "_Iteration | _LoopRun"]  # a task's node, and where its outputs go
+_LOOP_DONE, _LOOP_SLICE, _LOOP_WAITS = 0, 1, 2  # how a compiled loop's turn ended
 
 
 class _Item:
     __slots__ = (
         "compute",
         "control_edges",
+        "control_plan",
         "cost",
         "data_edges",
         "derefs",
+        "enter_pos",
         "frame",
         "input_refs",
         "input_slots",
         "is_constant_enter",
         "is_control_trigger",
+        "is_enter",
+        "is_exit",
         "is_merge",
+        "is_next_iteration",
         "is_transfer",
         "kind",
         "local",
@@ -121,7 +179,9 @@ class _Item:
         "num_outputs",
         "out_base",
         "out_edges",
+        "pooled",
         "successors",
+        "sync",
         "target_frame",
         "wants_ctx",
     )
@@ -135,10 +195,16 @@ class _Item:
         self.num_outputs = len(node.output_dtypes)
         self.num_data_inputs = len(node.inputs)
         self.kind = _KINDS.get(node.op, NORMAL)
+        self.is_enter = self.kind == ENTER
+        self.is_exit = self.kind == EXIT
+        self.is_next_iteration = self.kind == NEXT_ITERATION
         self.is_merge = node.op in _MERGE_OPS
         self.is_transfer = node.op in _TRANSFER_OPS
         self.is_control_trigger = node.op == "ControlTrigger"
-        self.is_constant_enter = self.kind == ENTER and bool(node.attrs.get("is_constant"))
+        self.is_constant_enter = self.is_enter and bool(node.attrs.get("is_constant"))
+        self.sync = self.mode != ASYNC and not self.is_transfer  # runs here: inline or pooled
+        self.pooled = self.mode == POOL
+        self.enter_pos = 0  # an Enter into a compiled loop: its position in the program's enters
         self.frame = 0
         self.local = 0
         self.target_frame = 0  # an Enter's: the frame its output enters
@@ -148,14 +214,24 @@ class _Item:
         self.out_base = 0
         self.out_edges: list[list[int]] = [[] for _ in range(self.num_outputs)]
         self.successors: list[int] = []
-        self.data_edges: list[tuple[int, int, int]] = []  # (output, consumer, consumer's slot)
+        # Frame schedule: (output, consumer, its slot, its local index, its _EDGE_* kind)
+        self.data_edges: list[tuple[int, int, int, int, int]] = []
         self.control_edges: list[int] = []
+        self.control_plan: list[tuple[int, int, int]] = []  # (consumer, local index, kind)
 
 
 class _FrameInfo:
     """A static loop frame: its nodes' local indices, initial pending counts and slot count."""
 
-    __slots__ = ("name", "num_enters", "num_slots", "parallel_iterations", "parent", "pending0")
+    __slots__ = (
+        "name",
+        "num_enters",
+        "num_slots",
+        "parallel_iterations",
+        "parent",
+        "pending0",
+        "program",
+    )
 
     def __init__(self, name: str, parent: int) -> None:
         self.name = name
@@ -164,6 +240,7 @@ class _FrameInfo:
         self.num_slots = 0
         self.num_enters = 0
         self.parallel_iterations = 1
+        self.program: LoopProgram | None = None  # set when the frame runs compiled
 
 
 class Executor:
@@ -205,6 +282,8 @@ class Executor:
         self._roots = [i for i, n in enumerate(nodes) if not n.inputs and not n.control_inputs]
         self._frames = self._compile_frames(index)
         self._flat = not any(n.op in _FRAME_OPS for n in nodes)
+        if not self._flat:
+            self._compile_loops()
         self._pending0 = self._frames[0].pending0 if self._flat else []
         self._num_slots = self._frames[0].num_slots
         self._all_inline = all(item.mode == INLINE for item in items)
@@ -277,9 +356,23 @@ class Executor:
                 slots.append(slot)
                 producer = items[index[src]]
                 producer.out_edges[k].append(slot)
-                producer.data_edges.append((k, i, slot))
+                producer.data_edges.append((k, i, slot, item.local, _edge_kind(item)))
             item.input_slots = tuple(slots)
+        for item in items:
+            item.control_plan = [
+                (j, items[j].local, _edge_kind(items[j])) for j in item.control_edges
+            ]
         return frames
+
+    def _compile_loops(self) -> None:
+        """Give each outermost frame that compiles its program (``runtime/loop_compiler.py``)."""
+        frames = self._frames
+        programs = compile_loops(self._items, frames)
+        for f, program in enumerate(programs):
+            if program is not None and programs[frames[f].parent] is None:
+                frames[f].program = program
+                for pos, e in enumerate(program.enters):
+                    self._items[e].enter_pos = pos
 
     @property
     def num_nodes(self) -> int:
@@ -406,58 +499,92 @@ class Executor:
     # -- the frame schedule --------------------------------------------------------------------
     async def _run_frames(self, ctx: StepContext, items: list[_Item]) -> errors.OpError | None:
         run = _FrameRun(self, ctx, items)
+        # Inline until a node needs a task: a step whose kernels are all cheap (a loop of scalar
+        # ops) never pays for the TaskGroup and queue.
+        if await self._frame_loop(run, None):
+            run.done = asyncio.Queue()
+            async with asyncio.TaskGroup() as tg:
+                await self._frame_loop(run, tg)
+                if run.error is not None:
+                    ctx.rendezvous.abort(run.error)  # wake this step's Recvs here and elsewhere
+                    for task in run.tasks:
+                        task.cancel()
+        return run.error
+
+    async def _frame_loop(self, run: _FrameRun, tg: asyncio.TaskGroup | None) -> bool:
+        """Run ready nodes and compiled loops until the step is done or fails; without ``tg``,
+        stop (returning True) at the first node that needs a task, holding its inputs."""
+        items = run.items
         ready = run.ready
-        done: asyncio.Queue[tuple[tuple[int, _Iteration], Any, BaseException | None]]
-        done = asyncio.Queue()
-        outstanding = 0
-        error: errors.OpError | None = None
-        tasks: set[asyncio.Task[None]] = set()
-        async with asyncio.TaskGroup() as tg:
-            deadline = time.perf_counter() + YIELD_INTERVAL
-            while error is None:
-                while ready:
-                    i, it, dead = ready.popleft()
-                    item = items[i]
-                    if dead and not item.is_transfer:
-                        _clear_inputs(item, it.slots)
-                        run.propagate(i, it, True, None)
+        loops = run.loops
+        if tg is not None:
+            if run.held is not None:
+                i, it, args = run.held
+                run.held = None
+                run.start_task(self, tg, i, it, args)
+            run.start_requests(self, tg)
+        deadline = time.perf_counter() + YIELD_INTERVAL
+        while run.error is None:
+            while ready:
+                i, it, dead = ready.popleft()
+                item = items[i]
+                if dead and not item.is_transfer:
+                    _clear_inputs(item, it.slots)
+                    run.propagate(i, it, True, None)
+                    continue
+                try:
+                    slots = it.slots
+                    args = [slots[s] for s in item.input_slots]
+                    for s in item.input_slots:
+                        slots[s] = None
+                    if item.derefs:
+                        _deref(item, args)
+                    if item.mode == INLINE or (
+                        item.mode == POOL and item.cost(*args) < POOL_MIN_COST
+                    ):
+                        outputs = (
+                            item.compute(it.ctx or run.ctx_of(it), *args)
+                            if item.wants_ctx
+                            else item.compute(*args)
+                        )
+                    elif tg is None:
+                        run.held = (i, it, args)
+                        return True
+                    else:
+                        run.start_task(self, tg, i, it, args)
                         continue
-                    try:
-                        args = _take_inputs(item, it.slots)
-                        if item.mode == INLINE or (
-                            item.mode == POOL and item.cost(*args) < POOL_MIN_COST
-                        ):
-                            outputs = (
-                                item.compute(it.ctx, *args)
-                                if item.wants_ctx
-                                else item.compute(*args)
-                            )
-                        else:
-                            task = tg.create_task(self._run_task(item, (i, it), args, it.ctx, done))
-                            tasks.add(task)
-                            task.add_done_callback(tasks.discard)
-                            outstanding += 1
-                            continue
-                    except Exception as exc:
-                        error = _as_op_error(exc, item.node)
-                        break
-                    run.propagate(i, it, False, outputs)
-                    if time.perf_counter() > deadline:
-                        await asyncio.sleep(0)
-                        deadline = time.perf_counter() + YIELD_INTERVAL
-                if error is not None or outstanding == 0:
+                except Exception as exc:
+                    run.error = _as_op_error(exc, item.node)
                     break
-                (i, it), outputs, failure = await done.get()
-                outstanding -= 1
-                if failure is not None:
-                    error = _as_op_error(failure, items[i].node)
-                else:
-                    run.propagate(i, it, False, outputs)
-            if error is not None:
-                ctx.rendezvous.abort(error)
-                for task in tasks:
-                    task.cancel()
-        return error
+                run.propagate(i, it, False, outputs)
+                if time.perf_counter() > deadline:
+                    await asyncio.sleep(0)
+                    deadline = time.perf_counter() + YIELD_INTERVAL
+            if run.error is not None:
+                break
+            if loops:
+                turn = run.resume_loop(loops[0], deadline)
+                if turn == _LOOP_SLICE:
+                    await asyncio.sleep(0)  # the loop's time slice is up: let others run
+                    deadline = time.perf_counter() + YIELD_INTERVAL
+                    while run.outstanding and not run.done.empty():
+                        run.settle(*run.done.get_nowait())
+                elif turn == _LOOP_WAITS:
+                    if tg is None:
+                        return True
+                    run.start_requests(self, tg)
+                continue
+            if run.outstanding == 0:
+                break
+            run.settle(*await run.done.get())
+        return False
+
+
+def _edge_kind(consumer: _Item) -> int:
+    """How an edge into ``consumer`` settles its counts (``_FrameRun.activate``)."""
+    if consumer.is_merge:
+        return _EDGE_MERGE
+    return _EDGE_TRIGGER if consumer.is_control_trigger else _EDGE_NODE
 
 
 def _deref(item: _Item, args: list[Any]) -> None:
@@ -585,17 +712,17 @@ class _Iteration:
         "slots",
     )
 
-    def __init__(self, frame: _Frame, num: int, ctx: StepContext) -> None:
+    def __init__(self, frame: _Frame, num: int, ctx: StepContext | None) -> None:
         info = frame.info
         self.frame = frame
         self.num = num
-        self.ctx = ctx
+        self.ctx = ctx  # made on first use (``_FrameRun.ctx_of``): few kernels take ``ctx``
         self.pending = list(info.pending0)
         self.dead = [0] * len(info.pending0)
         self.slots: list[Any] = [None] * info.num_slots
         self.outstanding_ops = 0
         self.outstanding_frames = 0
-        self.children: dict[str, _Frame] = {}
+        self.children: dict[str, _Frame | _LoopRun] = {}
 
 
 class _Frame:
@@ -631,31 +758,190 @@ class _Frame:
         self.dead_exits: list[int] = []
 
 
-class _FrameRun:
-    """The frame schedule's bookkeeping for one step (TensorFlow's PropagatorState)."""
+class _LoopRun:
+    """One execution of a compiled frame (``info.program``), entered from iteration ``parent``:
+    the Enter values gathered so far, then the program's generator while it runs."""
 
-    __slots__ = ("ctx", "frames", "items", "ready")
+    __slots__ = ("gen", "key", "name", "parent", "pending", "program", "reply", "request", "values")
+
+    def __init__(self, program: LoopProgram, name: str, parent: _Iteration) -> None:
+        self.program = program
+        self.name = name
+        self.parent = parent
+        self.key = f"{parent.frame.key}/{parent.num}/{name}"
+        self.values: list[Any] = [None] * len(program.enters)
+        self.pending = len(program.enters)  # Enters still to arrive
+        self.gen: LoopGenerator | None = None
+        self.request: PoolRequest | None = None  # a kernel to run in the pool, then resume
+        self.reply: tuple[Any] | None = None  # that kernel's outputs, to send in
+
+
+class _FrameRun:
+    """The frame schedule's bookkeeping for one step (TensorFlow's PropagatorState).
+
+    ``ready``: nodes to run, with their iteration and whether they are dead. ``loops``: compiled
+    frame executions ready to run (all Enters in, or a pool kernel's outputs back), first one
+    running; ``requests``: those waiting for a pool kernel not yet started as a task.
+    ``programs``: each static frame's program as this step found it (all None when traced).
+    ``outstanding``: tasks started and not yet reported on ``done`` (made with the TaskGroup);
+    ``held``: the node (and inputs) that stopped the inline prelude; ``error``: the step's
+    first error.
+    """
+
+    __slots__ = (
+        "ctx",
+        "done",
+        "error",
+        "frames",
+        "held",
+        "items",
+        "loops",
+        "outstanding",
+        "programs",
+        "ready",
+        "requests",
+        "tasks",
+    )
 
     def __init__(self, executor: Executor, ctx: StepContext, items: list[_Item]) -> None:
         self.items = items
         self.frames = executor._frames
         self.ctx = ctx
+        # A traced step runs every loop node by node; a demoted program stays with its steps.
+        traced = items is not executor._items
+        self.programs = [None if traced else info.program for info in self.frames]
         root = _Frame(self.frames[0], "0", None, None)
         it = root.iterations[0] = _Iteration(root, 0, ctx)
         self.ready: Ready = deque((i, it, False) for i in executor._roots)
         it.outstanding_ops = len(self.ready)
+        self.loops: deque[_LoopRun] = deque()
+        self.requests: deque[_LoopRun] = deque()
+        self.held: tuple[int, _Iteration, list[Any]] | None = None
+        self.error: errors.OpError | None = None
+        self.outstanding = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.done: asyncio.Queue[tuple[_Tag, Any, BaseException | None]]
+
+    def ctx_of(self, it: _Iteration) -> StepContext:
+        """The step's context as iteration ``it``'s nodes see it (``frame_iter``)."""
+        if it.ctx is None:
+            it.ctx = self.ctx.for_frame(f"{it.frame.key}:{it.num}")
+        return it.ctx
+
+    def start_task(
+        self, executor: Executor, tg: asyncio.TaskGroup, i: int, it: _Iteration, args: list[Any]
+    ) -> None:
+        item = self.items[i]
+        coro = executor._run_task(item, (i, it), args, it.ctx or self.ctx_of(it), self.done)
+        task = tg.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        self.outstanding += 1
+
+    def start_requests(self, executor: Executor, tg: asyncio.TaskGroup) -> None:
+        """Start the pool kernels compiled loops asked for; each loop resumes with the outputs."""
+        while self.requests:
+            loop = self.requests.popleft()
+            assert loop.request is not None
+            j, ctx, args = loop.request
+            loop.request = None
+            task = tg.create_task(
+                executor._run_task(self.items[j], (j, loop), args, ctx, self.done)
+            )
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+            self.outstanding += 1
+
+    def settle(self, tag: _Tag, outputs: Any, failure: BaseException | None) -> None:
+        """A task finished: deliver its outputs, or record its failure as the step's error."""
+        self.outstanding -= 1
+        i, it = tag
+        if failure is not None:
+            if self.error is None:
+                self.error = _as_op_error(failure, self.items[i].node)
+        elif self.error is None:
+            if isinstance(it, _LoopRun):
+                it.reply = (outputs,)
+                self.loops.append(it)
+            else:
+                self.propagate(i, it, False, outputs)
+
+    def resume_loop(self, loop: _LoopRun, deadline: float) -> int:
+        """Run ``loops[0]`` until it finishes (``_LOOP_DONE``: its Exits delivered, or an error
+        recorded), its time slice ends (``_LOOP_SLICE``) or it asks for a pool kernel
+        (``_LOOP_WAITS``: it leaves ``loops`` for ``requests``)."""
+        try:
+            if loop.gen is None:
+                loop.gen = loop.program.run(loop.values, loop.key, self.ctx, deadline)
+                request = next(loop.gen)
+            elif loop.reply is not None:
+                (outputs,), loop.reply = loop.reply, None
+                request = loop.gen.send((outputs, deadline))
+            else:
+                request = loop.gen.send(deadline)
+        except StopIteration as stop:
+            exits, _ = stop.value
+            self.loops.popleft()
+            self.finish_loop(loop, exits)
+            return _LOOP_DONE
+        except LoopError as exc:
+            assert exc.__cause__ is not None
+            self.error = _as_op_error(exc.__cause__, self.items[exc.index].node)
+            return _LOOP_DONE
+        if request is None:
+            return _LOOP_SLICE
+        self.loops.popleft()
+        loop.request = request
+        self.requests.append(loop)
+        # Its kernels are big enough for the pool: from the next step on, the frame runs node by
+        # node, so that its iterations can overlap there (parallel_iterations).
+        self.frames[loop.program.frame].program = None
+        return _LOOP_WAITS
+
+    def enter_loop(self, item: _Item, it: _Iteration, program: LoopProgram, value: Any) -> None:
+        """An Enter into a compiled frame arrived; the last one queues the loop."""
+        name = self.frames[program.frame].name
+        loop = it.children.get(name)
+        if loop is None:
+            loop = it.children[name] = _LoopRun(program, name, it)
+            it.outstanding_frames += 1
+        assert isinstance(loop, _LoopRun)
+        loop.values[item.enter_pos] = value
+        loop.pending -= 1
+        if loop.pending == 0:
+            self.loops.append(loop)
+
+    def finish_loop(self, loop: _LoopRun, exits: list[tuple[int, Any]]) -> None:
+        """A compiled frame returned: its Exits reach the parent iteration, as at frame deletion."""
+        parent_it = loop.parent
+        for j, value in exits:
+            dead = value is DEAD
+            parent_it.outstanding_ops += self.activate(
+                self.items[j], parent_it, dead, None if dead else (value,)
+            )
+        del parent_it.children[loop.name]
+        parent_it.outstanding_frames -= 1
+        if parent_it.outstanding_ops == 0:
+            self.cleanup(parent_it.frame, parent_it)
 
     def propagate(self, i: int, it: _Iteration, is_dead: bool, outputs: Any) -> None:
         """Deliver node ``i``'s outputs (all dead when ``is_dead``) and settle the books."""
         item = self.items[i]
         n = item.num_outputs
         values = None if is_dead else (outputs,) if n == 1 else outputs
-        frame = it.frame
         kind = item.kind
         if kind == NORMAL:
-            self.adjust(it, self.activate(item, it, is_dead, values) - 1)
+            it.outstanding_ops += self.activate(item, it, is_dead, values) - 1
+            if it.outstanding_ops == 0:
+                self.cleanup(it.frame, it)
             return
+        frame = it.frame
         if kind == ENTER:
+            program = self.programs[item.target_frame]
+            if program is not None:
+                self.enter_loop(item, it, program, DEAD if values is None else values[0])
+                self.adjust(it, -1)
+                return
             child = self.child_frame(it, item)
             if item.is_constant_enter:
                 value = DEAD if values is None else values[0]
@@ -690,17 +976,14 @@ class _FrameRun:
 
     def activate(self, item: _Item, it: _Iteration, is_dead: bool, values: Any) -> int:
         """Deliver ``values`` along ``item``'s edges into ``it``; how many nodes became ready."""
-        items = self.items
         pending = it.pending
         dead = it.dead
         slots = it.slots
         ready = self.ready
         activated = 0
-        for k, j, slot in item.data_edges:
+        for k, j, slot, d, edge in item.data_edges:
             value = DEAD if values is None else values[k]
-            dst = items[j]
-            d = dst.local
-            if dst.is_merge:
+            if edge == _EDGE_MERGE:
                 if value is not DEAD:
                     slots[slot] = value
                     count = pending[d]
@@ -710,7 +993,7 @@ class _FrameRun:
                         activated += 1
                 else:
                     dead[d] += 1
-                    dst_dead = dead[d] == dst.num_data_inputs or item.kind == ENTER
+                    dst_dead = dead[d] == self.items[j].num_data_inputs or item.kind == ENTER
                     if dst_dead and pending[d] == 1:
                         ready.append((j, it, True))
                         activated += 1
@@ -718,26 +1001,26 @@ class _FrameRun:
                 slots[slot] = value
                 if value is DEAD:
                     dead[d] += 1
-                pending[d] -= 1
-                if pending[d] == 0:
-                    ready.append((j, it, dead[d] > 0 and not dst.is_control_trigger))
+                count = pending[d] - 1
+                pending[d] = count
+                if count == 0:
+                    ready.append((j, it, dead[d] > 0 and edge != _EDGE_TRIGGER))
                     activated += 1
-        for j in item.control_edges:
-            dst = items[j]
-            d = dst.local
-            if dst.is_merge:
+        for j, d, edge in item.control_plan:
+            if edge == _EDGE_MERGE:
                 pending[d] -= 2
                 count = pending[d]
-                dst_dead = dead[d] == dst.num_data_inputs
+                dst_dead = dead[d] == self.items[j].num_data_inputs
                 if count == 0 or (count == 1 and dst_dead):
                     ready.append((j, it, dst_dead))
                     activated += 1
             else:
                 if is_dead:
                     dead[d] += 1
-                pending[d] -= 1
-                if pending[d] == 0:
-                    ready.append((j, it, dead[d] > 0 and not dst.is_control_trigger))
+                count = pending[d] - 1
+                pending[d] = count
+                if count == 0:
+                    ready.append((j, it, dead[d] > 0 and edge != _EDGE_TRIGGER))
                     activated += 1
         return activated
 
@@ -754,18 +1037,17 @@ class _FrameRun:
         if child is None:
             key = f"{it.frame.key}/{it.num}/{name}"
             child = _Frame(info, key, it.frame, it)
-            child.iterations[0] = _Iteration(child, 0, self.ctx.for_frame(f"{key}:0"))
+            child.iterations[0] = _Iteration(child, 0, None)
             it.children[name] = child
             it.outstanding_frames += 1
+        assert isinstance(child, _Frame)
         return child
 
     def next_iteration(self, frame: _Frame) -> _Iteration:
         """Start iteration ``iteration_count + 1`` of ``frame``, with its parked inputs."""
         frame.iteration_count += 1
         num = frame.iteration_count
-        it = frame.iterations[num] = _Iteration(
-            frame, num, self.ctx.for_frame(f"{frame.key}:{num}")
-        )
+        it = frame.iterations[num] = _Iteration(frame, num, None)
         frame.num_outstanding_iterations += 1
         frame.dead_exits.clear()
         roots, frame.next_iter_roots = frame.next_iter_roots, []

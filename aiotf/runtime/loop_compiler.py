@@ -1,0 +1,555 @@
+"""Compiled loop frames: a v1 while loop's frame run as straight-line Python, iteration by iteration.
+
+Why. The executor's frame schedule (``runtime/executor.py``) is TensorFlow's executor: every node
+execution pops a ready entry, takes its inputs from its iteration's slots, and walks its out-edges
+decrementing pending and dead counts. That costs over a microsecond per node, and a loop body is
+run thousands of times; TensorFlow's C++ executor pays a fraction of that. But most loops are
+made of synchronous kernels, and for those the schedule is known in advance: the frame's nodes
+in topological order (the NextIteration -> Merge back edges cut), once per iteration. This
+module compiles such a frame into one Python generator function whose locals are the frame's
+tensors, so a node costs its kernel call plus a few identity tests.
+
+Which frames compile (:func:`compile_loops`): every node of the frame has a sync kernel that
+runs on this device (no async kernel, no ``_Send``/``_Recv``: those need the concurrency of the
+frame schedule), every loop nested in it compiles too (it becomes one step of the parent's
+iteration, run with ``yield from``), the body without back edges is acyclic, it has at most
+``MAX_COMPILED_NODES`` nodes, and no Enter into the frame depends on one of its Exits. Anything
+else stays on the frame schedule.
+
+What a compiled frame computes is what the frame schedule computes, run in one valid order:
+
+- A tensor is a live value, ``DEAD`` (an untaken Switch branch) or ``None``: not arrived (a Merge
+  input whose NextIteration did not fire, a non-constant Enter after iteration 0). A node runs
+  when all its inputs (data and control) arrived and none is dead; with a dead input its outputs
+  are dead (a ControlTrigger still runs); with an input missing it does not run and its outputs
+  are missing, as a node whose pending count never reaches zero.
+- A Merge runs once its control inputs arrived: on its first live data input (by index), or dead
+  when every data input is dead or a dead one comes from an Enter; else it is missing. Its
+  ``value_index`` output is a read-only int32 scalar made once per input position.
+- Iteration 0 gets every Enter's value; later iterations get the constant (loop-invariant)
+  Enters' values and, on the Merges, the live NextIteration values of the iteration before. A
+  new iteration starts when some NextIteration of the last one was live. Iterations run one
+  after another, which ``parallel_iterations`` allows (it bounds concurrency, never orders).
+- A live Exit's value goes to the parent in the order the Exits fired; the Exits that are dead in
+  the last iteration go to the parent as dead. The executor delivers them when the generator
+  returns ``(exits, deadline)``.
+- Identity-like ops (``Identity``, ``LoopCond``, ``NextIteration``, ``Exit``, ``Enter``) pass their
+  input on without a call; a Switch on a numpy bool routes its data without a call; a Const is
+  evaluated once per loop run. Every other node calls its kernel (``ctx`` first when it asks; each
+  iteration has its own ``ctx.for_frame``), with ref inputs dereferenced as the executor does.
+- A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
+  ``POOL_MIN_COST``, as on the frame schedule; the estimate is made again only when an input's
+  shape changes (``q``/``p`` locals), since a cost is a function of the inputs' shapes. From
+  ``POOL_MIN_COST`` up, the generator hands the kernel to the executor, which runs it in the
+  device's pool and resumes the loop with its outputs.
+
+The generator's protocol with the executor. It yields ``None`` at the end of an iteration once
+``deadline`` (a ``time.perf_counter`` value) has passed: the executor yields to the event loop
+and sends the next deadline in. It yields ``(node, ctx, inputs)`` for a pool kernel: the executor
+sends ``(outputs, deadline)`` back. It returns ``(exits, deadline)``. An exception from a kernel
+comes out as :class:`LoopError` naming the node (its index in the executor's items), the
+kernel's exception as its ``__cause__``; a pool kernel's failure is the executor's to report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Generator, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from aiotf.framework import errors
+from aiotf.kernels.context import DEAD, Ref
+from aiotf.kernels.registry import POOL_MIN_COST
+from aiotf.runtime.graph import Node
+
+MAX_COMPILED_NODES = 2048  # a bigger frame stays on the frame schedule (~40 µs per node to compile)
+
+_FORWARD_OPS = frozenset(
+    {
+        "Identity",
+        "RefIdentity",
+        "LoopCond",
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "NextIteration",
+        "RefNextIteration",
+    }
+)
+_SWITCH_OPS = frozenset({"Switch", "RefSwitch"})
+
+PoolRequest = tuple[int, Any, list[Any]]  # (node, its ctx, its inputs): run it in the pool
+LoopGenerator = Generator[PoolRequest | None, Any, tuple[list[tuple[int, Any]], float]]
+
+
+class LoopItem(Protocol):
+    """What the compiler reads of an executor item (``executor._Item``)."""
+
+    node: Node
+    compute: Callable[..., Any]
+    wants_ctx: bool
+    sync: bool  # a sync kernel that runs on this device (no async kernel, no _Send/_Recv)
+    pooled: bool  # goes to the device's pool when ``cost(*inputs)`` reaches POOL_MIN_COST
+    cost: Callable[..., float]
+    frame: int
+    target_frame: int
+    is_enter: bool
+    is_constant_enter: bool
+    is_exit: bool
+    is_next_iteration: bool
+    is_merge: bool
+    is_control_trigger: bool
+    num_outputs: int
+    derefs: tuple[int, ...]
+    successors: list[int]
+    control_edges: list[int]
+
+
+class LoopFrame(Protocol):
+    """What the compiler reads of a static frame (``executor._FrameInfo``)."""
+
+    name: str
+    parent: int
+
+
+class LoopError(Exception):
+    """A kernel of a compiled loop raised: ``index`` is its node; ``__cause__`` the exception."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
+class LoopProgram:
+    """One compiled frame: ``run(enters, key, ctx, deadline)`` runs one execution of it.
+
+    ``enters`` are the values (or ``DEAD``) of the Enter nodes ``self.enters`` (executor item
+    indices) in that order; ``key`` is the frame execution's key (``ctx.for_frame`` names its
+    iterations ``key:n``).
+    """
+
+    __slots__ = ("enters", "frame", "run", "source")
+
+    def __init__(
+        self,
+        frame: int,
+        enters: tuple[int, ...],
+        run: Callable[[list[Any], str, Any, float], LoopGenerator],
+        source: str,
+    ) -> None:
+        self.frame = frame
+        self.enters = enters
+        self.run = run
+        self.source = source
+
+
+def compile_loops(
+    items: Sequence[LoopItem], frames: Sequence[LoopFrame]
+) -> list[LoopProgram | None]:
+    """A program per static frame that compiles (see the module docstring), else None.
+
+    The root frame (index 0) never compiles. A program nested in another program is run by it;
+    the executor starts only those whose parent frame did not compile.
+    """
+    layout = _Layout(items, frames)
+    programs: list[LoopProgram | None] = [None] * len(frames)
+    for f in range(len(frames) - 1, 0, -1):  # a child frame is numbered after its parent
+        order = layout.order(f, programs)
+        if order is not None:
+            programs[f] = _Codegen(layout, f, order, programs).program()
+    return programs
+
+
+class _Layout:
+    """Frame membership and the edges the compiler needs."""
+
+    def __init__(self, items: Sequence[LoopItem], frames: Sequence[LoopFrame]) -> None:
+        self.items = items
+        self.frames = frames
+        self.index = {item.node.name: i for i, item in enumerate(items)}
+        self.members: list[list[int]] = [[] for _ in frames]
+        self.enters: list[list[int]] = [[] for _ in frames]
+        self.exits: list[list[int]] = [[] for _ in frames]
+        self.children: list[list[int]] = [[] for _ in frames]
+        for i, item in enumerate(items):
+            self.members[item.frame].append(i)
+            if item.is_enter:
+                self.enters[item.target_frame].append(i)
+            if item.is_exit:
+                self.exits[item.frame].append(i)
+        for f, frame in enumerate(frames):
+            if f:
+                self.children[frame.parent].append(f)
+
+    def order(self, f: int, programs: list[LoopProgram | None]) -> list[int] | None:
+        """Frame ``f``'s evaluation order (items, and ``-g`` for child frame ``g``), or None if
+        it does not compile."""
+        items = self.items
+        members = self.members[f]
+        if len(members) > MAX_COMPILED_NODES or not self.enters[f]:
+            return None
+        if not all(items[i].sync for i in members):
+            return None
+        if any(programs[g] is None for g in self.children[f]) or self._feeds_itself(f):
+            return None
+        return self._topological(f)
+
+    def _topological(self, f: int) -> list[int] | None:
+        """Kahn's algorithm over the frame's nodes and child frames (``-g``), back edges cut."""
+        items = self.items
+        edges: dict[int, list[int]] = {}
+        for i in self.members[f]:
+            item = items[i]
+            if item.is_next_iteration or item.is_exit:
+                edges[i] = []  # into the next iteration, or out of the frame
+            elif item.is_enter:
+                edges[i] = [-item.target_frame]
+            else:
+                edges[i] = list(item.successors)
+        for g in self.children[f]:
+            edges[-g] = [j for x in self.exits[g] for j in items[x].successors]
+        indegree = dict.fromkeys(edges, 0)
+        for dsts in edges.values():
+            for j in dsts:
+                indegree[j] += 1
+        ready = deque(u for u in edges if indegree[u] == 0)
+        order: list[int] = []
+        while ready:
+            u = ready.popleft()
+            order.append(u)
+            for j in edges[u]:
+                indegree[j] -= 1
+                if indegree[j] == 0:
+                    ready.append(j)
+        return order if len(order) == len(edges) else None
+
+    def _feeds_itself(self, f: int) -> bool:
+        """Whether an Enter into ``f`` depends on one of ``f``'s Exits within one execution of
+        the parent frame: waiting for every Enter before running ``f`` would then deadlock."""
+        items = self.items
+        parent = self.frames[f].parent
+        seen: set[int] = set()
+        stack = [j for x in self.exits[f] for j in items[x].successors]
+        while stack:
+            j = stack.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            item = items[j]
+            if item.is_enter and item.target_frame == f:
+                return True
+            if item.frame == parent and (item.is_next_iteration or item.is_exit):
+                continue
+            stack.extend(item.successors)
+        return False
+
+
+class _Codegen:
+    """The source of one frame's generator function, and its compiled form."""
+
+    def __init__(
+        self, layout: _Layout, f: int, order: list[int], programs: list[LoopProgram | None]
+    ) -> None:
+        self.layout = layout
+        self.items = layout.items
+        self.f = f
+        self.order = order
+        self.programs = programs
+        self.names: dict[str, Any] = {
+            "D": DEAD,
+            "LoopError": LoopError,
+            "_clock": time.perf_counter,
+            "_bool": np.bool_,
+            "_deref": _deref,
+            "_absent": _absent,
+            "_POOL_MIN_COST": POOL_MIN_COST,
+        }
+        self.lines: list[str] = []
+        members = layout.members[f]
+        self.statused = {
+            i
+            for i in members
+            if self.items[i].control_edges
+            and (self.items[i].num_outputs == 0 or self.items[i].node.op in _SWITCH_OPS)
+        }
+        self.consts = [
+            i
+            for i in members
+            if self.items[i].node.op == "Const"
+            and not self.items[i].node.inputs
+            and not self.items[i].wants_ctx
+        ]
+
+    def program(self) -> LoopProgram:
+        f, members = self.f, self.layout.members[self.f]
+        enters = tuple(self.layout.enters[f])
+        self._prologue(enters)
+        self._emit(2, "while True:")
+        if any(self.items[i].wants_ctx for i in members):
+            self._emit(3, 'cx = ctx.for_frame(f"{key}:{num}")')
+        for unit in self.order:
+            if unit < 0:
+                self._child(-unit)
+            else:
+                self._node(unit)
+        self._next_iteration(enters)
+        self._epilogue()
+        source = "\n".join(self.lines) + "\n"
+        exec(compile(source, f"<aiotf loop frame {f}>", "exec"), self.names)
+        return LoopProgram(f, enters, self.names[f"loop_{f}"], source)
+
+    def _prologue(self, enters: tuple[int, ...]) -> None:
+        """The function's head: arguments, carried state, the Consts, the ``try``."""
+        items, emit = self.items, self._emit
+        members = self.layout.members[self.f]
+        emit(0, f"def loop_{self.f}(enters, key, ctx, deadline):")
+        emit(1, f"{', '.join(f'e{e}' for e in enters)}, = enters")
+        nexts = [i for i in members if items[i].is_next_iteration]
+        if nexts:  # the NextIteration values carried into the next iteration
+            emit(1, " = ".join(f"n{i}" for i in nexts) + " = None")
+        pooled = [i for i in members if items[i].pooled]
+        if pooled:  # per pool kernel: the input shapes of its last cost estimate, and its verdict
+            emit(1, " = ".join(f"q{i}" for i in pooled) + " = None")
+            emit(1, " = ".join(f"p{i}" for i in pooled) + " = False")
+        emit(1, "exits = []")
+        emit(1, "num = 0")
+        emit(1, "at = -1")
+        emit(1, "try:")
+        for i in self.consts:
+            emit(2, f"at = {i}; c{i} = {self._kernel(i)}()")
+
+    def _next_iteration(self, enters: tuple[int, ...]) -> None:
+        """The iteration's end: carry the live NextIterations, or stop; yield past the deadline."""
+        items, emit = self.items, self._emit
+        nexts = [i for i in self.layout.members[self.f] if items[i].is_next_iteration]
+        for i in nexts:
+            emit(3, f"n{i} = v{i}_0 if v{i}_0 is not D else None")
+        emit(3, f"if {' and '.join(f'n{i} is None' for i in nexts) or 'True'}:")
+        emit(4, "break")
+        emit(3, "num += 1")
+        varying = [e for e in enters if not items[e].is_constant_enter]
+        if varying:  # a non-constant Enter feeds iteration 0 only
+            emit(3, " = ".join(f"e{e}" for e in varying) + " = None")
+        emit(3, "if _clock() > deadline:")
+        emit(4, "deadline = yield")
+
+    def _epilogue(self) -> None:
+        """Errors name their node; the last iteration's dead Exits follow the live ones."""
+        emit = self._emit
+        emit(1, "except LoopError:")
+        emit(2, "raise")
+        emit(1, "except Exception as exc:")
+        emit(2, "raise LoopError(at) from exc")
+        for x in self.layout.exits[self.f]:
+            emit(1, f"if v{x}_0 is D: exits.append(({x}, D))")
+        emit(1, "return exits, deadline")
+
+    def _emit(self, indent: int, line: str) -> None:
+        self.lines.append("    " * indent + line)
+
+    def _kernel(self, i: int) -> str:
+        self.names[f"k{i}"] = self.items[i].compute
+        return f"k{i}"
+
+    # -- the expressions a consumer in this frame reads --------------------------------------
+    def _value(self, src: int, k: int) -> str:
+        item = self.items[src]
+        if item.is_enter and item.target_frame == self.f:
+            return f"e{src}"
+        if item.is_next_iteration and item.frame == self.f:
+            return f"n{src}"
+        return f"v{src}_{k}"
+
+    def _status(self, src: int) -> str:
+        """``src`` ran (live), was dead, or never ran (None), as a control input sees it."""
+        return f"s{src}" if src in self.statused else self._value(src, 0)
+
+    def _inputs(self, i: int) -> tuple[list[str], list[str]]:
+        node, index = self.items[i].node, self.layout.index
+        data = [self._value(index[src], k) for src, k in node.inputs]
+        control = [self._status(index[src]) for src in node.control_inputs]
+        return data, control
+
+    # -- units: about two lines of code per node, so big frames compile quickly ---------------
+    def _node(self, i: int) -> None:
+        item = self.items[i]
+        emit = self._emit
+        emit(3, f"# {item.node.name!r} ({item.node.op})")
+        data, control = self._inputs(i)
+        if item.is_merge:
+            self._merge(i, data, control)
+            return
+        outs = [f"v{i}_{k}" for k in range(item.num_outputs)]
+        if _is_forward(item) and not control:  # passes a value, DEAD or None on as it is
+            emit(3, f"{outs[0]} = {data[0]}")
+        else:
+            if i in self.statused:
+                outs.append(f"s{i}")
+            inputs = data + control
+            test = "is not None" if item.is_control_trigger else "is not None and {x} is not D"
+            live = " and ".join(f"{x} {test.format(x=x)}" for x in inputs) or "True"
+            emit(3, f"if {live}:")
+            self._call(i, data)
+            if inputs and outs:
+                # not run: missing if an input is (None), else dead (a ControlTrigger never is)
+                absent = "None" if item.is_control_trigger else f"_absent({', '.join(inputs)})"
+                emit(3, f"else: {' = '.join(outs)} = {absent}")
+        if item.is_exit:
+            emit(
+                3,
+                f"if {outs[0]} is not None and {outs[0]} is not D: exits.append(({i}, {outs[0]}))",
+            )
+
+    def _call(self, i: int, data: list[str]) -> None:
+        """The body of ``if <all inputs live>:`` for node ``i``."""
+        item = self.items[i]
+        emit = self._emit
+        outs = [f"v{i}_{k}" for k in range(item.num_outputs)]
+        status = f"; s{i} = True" if i in self.statused else ""
+        if item.derefs:
+            data = self._dereferenced(i, data)
+        elif _is_forward(item) or i in self.consts:
+            emit(4, f"{outs[0]} = {data[0] if _is_forward(item) else f'c{i}'}{status}")
+            return
+        elif item.node.op in _SWITCH_OPS and len(outs) == 2:
+            self._switch(i, data, outs, status)
+            return
+        args = ", ".join((["cx"] if item.wants_ctx else []) + data)
+        outs_ = ", ".join(outs) + ("," if len(outs) > 1 else "")
+        call = f"{outs_} = {self._kernel(i)}({args})" if outs else f"{self._kernel(i)}({args})"
+        emit(4, f"at = {i}")
+        if item.pooled:
+            self._pooled(i, data, call + status, f"{outs_} = r{status}" if outs else "r")
+        else:
+            emit(4, call + status)
+
+    def _dereferenced(self, i: int, data: list[str]) -> list[str]:
+        """Node ``i``'s inputs with its ref inputs dereferenced into temporaries."""
+        item = self.items[i]
+        data = list(data)
+        for pos in item.derefs:
+            src, k = item.node.inputs[pos]
+            source = src if k == 0 else f"{src}:{k}"
+            self._emit(4, f"at = {i}; t{pos} = _deref({data[pos]}, {source!r})")
+            data[pos] = f"t{pos}"
+        return data
+
+    def _switch(self, i: int, data: list[str], outs: list[str], status: str) -> None:
+        """A Switch on a numpy bool routes its data without a call; anything else (a 0-d array,
+        a bad predicate) goes to its kernel."""
+        (x, pred), (false, true), emit = data, outs, self._emit
+        emit(4, f"at = {i}{status}")
+        emit(
+            4, f"if {pred}.__class__ is not _bool: {false}, {true} = {self._kernel(i)}({x}, {pred})"
+        )
+        emit(4, f"elif {pred}: {false} = D; {true} = {x}")
+        emit(4, f"else: {false} = {x}; {true} = D")
+
+    def _pooled(self, i: int, data: list[str], call: str, take: str) -> None:
+        """Call pool kernel ``i`` inline while its cost is below POOL_MIN_COST, else hand it to
+        the executor (``yield``) for the device's pool. The estimate is redone only when an
+        input's shape changed: a cost is a function of the inputs' shapes."""
+        emit = self._emit
+        item = self.items[i]
+        self.names[f"c{i}"] = item.cost
+        inputs = ", ".join(data)
+        emit(4, f"try: sh = ({''.join(f'{x}.shape, ' for x in data)})")
+        emit(4, "except AttributeError: sh = None")
+        emit(4, f"if sh is None or sh != q{i}: q{i} = sh; p{i} = c{i}({inputs}) < _POOL_MIN_COST")
+        emit(4, f"if p{i}: {call}")
+        ctx = "cx" if item.wants_ctx else "ctx"
+        emit(4, f"else: r, deadline = yield ({i}, {ctx}, [{inputs}]); {take}")
+
+    def _merge(self, i: int, data: list[str], control: list[str]) -> None:
+        """Fire on the first live input (by index); else dead or missing (module docstring)."""
+        item = self.items[i]
+        emit = self._emit
+        out, value_index = f"v{i}_0", f"v{i}_1"
+        arrived = "".join(f"{c} is not None and " for c in control)
+        for pos, x in enumerate(data):
+            value = x
+            if pos in item.derefs:
+                src, k = item.node.inputs[pos]
+                value = f"_deref({x}, {(src if k == 0 else f'{src}:{k}')!r})"
+            keyword = "if" if pos == 0 else "elif"
+            at = f"at = {i}; " if pos in item.derefs else ""
+            emit(
+                3,
+                f"{keyword} {arrived}{x} is not None and {x} is not D: "
+                f"{at}{out} = {value}; {value_index} = {self._value_index(pos)}",
+            )
+        # With no live input: dead if all inputs are, or one from an Enter is (iteration 0).
+        index = self.layout.index
+        from_enters = [
+            x
+            for (src, _), x in zip(item.node.inputs, data, strict=True)
+            if self._is_enter(index[src])
+        ]
+        dead = " or ".join(f"{x} is D" for x in from_enters) or " and ".join(
+            f"{x} is D" for x in data
+        )
+        emit(3, f"else: {out} = {value_index} = D if {arrived}({dead}) else None")
+
+    def _is_enter(self, src: int) -> bool:
+        item = self.items[src]
+        return item.is_enter and item.target_frame == self.f
+
+    def _child(self, g: int) -> None:
+        """Child frame ``g`` as one step: run it when every Enter into it has arrived."""
+        emit = self._emit
+        program = self.programs[g]
+        assert program is not None
+        self.names[f"L{g}"] = program.run
+        name = self.layout.frames[g].name
+        enters = [f"v{e}_0" for e in program.enters]
+        exits = self.layout.exits[g]
+        emit(3, f"# loop {name!r}")
+        emit(3, "if " + " and ".join(f"{x} is not None" for x in enters) + ":")
+        self.names[f"N{g}"] = "/" + name
+        emit(4, f"key{g} = key + '/' + str(num) + N{g}")
+        emit(4, f"r, deadline = yield from L{g}([{', '.join(enters)}], key{g}, ctx, deadline)")
+        emit(4, "r = dict(r)")
+        for x in exits:
+            emit(4, f"v{x}_0 = r.get({x})")
+        if exits:
+            emit(3, "else:")
+            emit(4, " = ".join(f"v{x}_0" for x in exits) + " = None")
+
+    def _value_index(self, pos: int) -> str:
+        """The name of the read-only int32 scalar ``pos`` (a Merge's ``value_index``)."""
+        name = f"I{pos}"
+        if name not in self.names:
+            value = np.asarray(pos, dtype=np.int32)
+            value.flags.writeable = False  # shared by every run, as a Const's value
+            self.names[name] = value
+        return name
+
+
+def _is_forward(item: LoopItem) -> bool:
+    """Whether ``item`` passes its one input on unchanged (no call needed)."""
+    return (
+        item.node.op in _FORWARD_OPS
+        and len(item.node.inputs) == 1
+        and item.num_outputs == 1
+        and not item.derefs
+    )
+
+
+def _absent(*inputs: Any) -> Any:
+    """A node that did not run: its outputs are missing (None) if an input is, else dead."""
+    return None if any(x is None for x in inputs) else DEAD
+
+
+def _deref(value: Any, source: str) -> Any:
+    """The executor's dereference of a ref input a non-ref input consumes."""
+    if isinstance(value, Ref):
+        if value.value is None:
+            raise errors.FailedPreconditionError(
+                None, None, f"Attempting to use uninitialized value {source}"
+            )
+        return value.value
+    return value
