@@ -493,6 +493,13 @@ class Executor:
                 out = await self.device.run_in_pool(item.compute, *args)
         except Exception as exc:  # reported to the loop, which raises it naming the node
             done.put_nowait((tag, None, exc))
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the step is being cancelled: the TaskGroup sees the task end
+            # The kernel raised it on its own (an awaited inner task was cancelled): a failure
+            # of this node like any other, or the step would wait for its report forever.
+            done.put_nowait((tag, None, exc))
         else:
             done.put_nowait((tag, out, None))
 
@@ -1106,6 +1113,8 @@ def _as_op_error(exc: BaseException, node: Node) -> errors.OpError:
     if isinstance(exc, errors.OpError):
         cls: type[errors.OpError] = type(exc)
         message = exc.message
+    elif isinstance(exc, asyncio.CancelledError):
+        cls, message = errors.CancelledError, "The kernel was cancelled (it raised CancelledError)"
     elif isinstance(exc, MemoryError):
         cls, message = errors.ResourceExhaustedError, f"OOM: {exc}"
     elif isinstance(exc, ValueError | TypeError | IndexError | ZeroDivisionError | OverflowError):

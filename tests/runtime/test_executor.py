@@ -38,6 +38,7 @@ EXCEPTIONS: dict[bytes, Callable[[], BaseException]] = {
     b"RuntimeError": lambda: RuntimeError("broken"),
     b"MemoryError": lambda: MemoryError("no room"),
     b"OutOfRangeError": lambda: errors.OutOfRangeError(None, None, "end of it"),
+    b"CancelledError": asyncio.CancelledError,  # raised by the kernel, not by a cancelled step
 }
 PROBE = OpDef(
     "_ExecTestProbe", (_X,), (ArgDef("y", type=F32),), {"probe": AttrDef("probe", "func")}
@@ -298,6 +299,19 @@ async def test_errors_become_op_errors(
     assert "{{node boom}}" in info.value.message
     assert info.value.node_def.name == "boom"
     assert info.value.node_def.op == op.name
+
+
+async def test_a_kernel_raising_cancelled_error_itself_fails_its_node(device: Device) -> None:
+    """An async kernel whose own await was cancelled (not the step) is a failure of its node,
+    not a task that never reports: the step ends instead of waiting forever."""
+    b = Builder(device)
+    x = b.const("x", np.float32(1.0))
+    b.add(ASYNC_RAISE, "inner", [(x, 0)], kind=b"CancelledError")
+    b.retval("inner")
+    with pytest.raises(errors.CancelledError) as info:
+        await asyncio.wait_for(b.run(), 10)
+    assert "{{node inner}}" in info.value.message
+    assert info.value.node_def.name == "inner"
 
 
 async def test_error_aborts_rendezvous_and_cancels_pending_recv(device: Device) -> None:
