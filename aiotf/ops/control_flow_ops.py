@@ -143,7 +143,10 @@ class _Context:
         if routed is None:
             self.graph._control_flow_context = self.outer  # build the router in the outer context
             try:
-                routed = self._build_route(tensor)
+                # With no control inputs, as TensorFlow's AddValue: a control dependency of the
+                # op that asked (built inside the body) must not reach the router outside it.
+                with self.graph.control_dependencies(None):
+                    routed = self._build_route(tensor)
             finally:
                 self.graph._control_flow_context = self
             self._external[tensor.name] = routed
@@ -218,6 +221,8 @@ def cond(
     name: str | None = None,
 ) -> Any:
     """``true_fn()`` if ``pred`` else ``false_fn()``; only the taken branch's ops run."""
+    if isinstance(pred, bool):  # ``t == 1`` is a Python bool in TF 1.x: a branch taken silently
+        raise TypeError("'pred' must not be a Python bool.")
     if not callable(true_fn):
         raise TypeError("true_fn must be callable.")
     if not callable(false_fn):

@@ -312,3 +312,37 @@ async def test_control_dependencies_from_outside_a_loop_enter_through_its_frame(
         await sess.run(v.initializer)
         assert await sess.run(out) == 3
         assert await sess.run(v) == 1.0  # the update ran once, before the loop took it in
+
+
+async def test_an_outside_tensor_used_under_control_dependencies_in_a_body() -> None:
+    """The Enter (or Switch) that brings an outside tensor in is built without the control
+    dependencies of the op that asked for it, as TensorFlow's AddValue; TF 2.21 gives
+    ``[4, 24.0]`` and ``15.0``."""
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.constant(3.0)
+
+        def body(i: Any, s: Any) -> Any:
+            with aiotf.control_dependencies([s]):
+                y = x * 2.0
+            return i + 1, s + y
+
+        out = aiotf.while_loop(lambda i, s: i < 4, body, [0, 0.0])
+        pred = aiotf.placeholder(aiotf.bool, [])
+
+        def true_fn() -> Any:
+            with aiotf.control_dependencies([pred]):
+                return x * 5.0
+
+        picked = aiotf.cond(pred, true_fn, lambda: x)
+    assert not g.get_operation_by_name("while/mul/Enter").control_inputs
+    async with aiotf.Session(graph=g) as sess:
+        assert await sess.run(out) == (4, 24.0)
+        assert await sess.run(picked, {pred: True}) == 15.0
+
+
+def test_cond_refuses_a_python_bool() -> None:
+    with aiotf.Graph().as_default():
+        t = aiotf.constant(3)
+        with pytest.raises(TypeError, match="'pred' must not be a Python bool."):
+            aiotf.cond(t == 1, lambda: t, lambda: t)  # Tensor == is identity, as in TF 1.x
