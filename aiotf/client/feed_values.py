@@ -40,6 +40,10 @@ class FeedConverter:
         if np_dtype is None:
             arr = convert_to_ndarray(value, dtypes.string)
         else:
+            # A Python int that does not survive the dtype (wraps round, truncates) is TF's
+            # TypeError; TF converts it through a default-typed array first, so do we.
+            if isinstance(value, int) and np.array(value).astype(np_dtype) != value:
+                raise _int_error(value, np_dtype)
             arr = np.asarray(value, np_dtype)
         check = self._check
         if check[0] is not self.tensor.shape:  # refined by set_shape since the last call
@@ -82,6 +86,14 @@ def _shape_check(shape: TensorShape) -> _ShapeCheck:
     if dims is None:
         return shape, None, ()
     return shape, len(dims), tuple((i, d) for i, d in enumerate(dims) if d is not None)
+
+
+def _int_error(value: int, np_dtype: Any) -> TypeError:
+    return TypeError(
+        f"Type of feed value {value} with type {type(value)} is not compatible with Tensor type "
+        f"{np_dtype.type}. Try explicitly setting the type of the feed tensor to a larger type "
+        "(e.g. int64)."
+    )
 
 
 def _graph_element_error(value: Tensor | Operation, key: Any) -> TypeError:

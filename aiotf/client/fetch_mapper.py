@@ -84,7 +84,7 @@ class _ListMapper(FetchMapper):
             m.build_results([values[j] for j in idx])
             for m, idx in zip(self._mappers, self._indices, strict=True)
         ]
-        if self._type is list:
+        if issubclass(self._type, list):  # a list subclass comes back a plain list, as TF's
             return results
         if self._type is tuple:
             return tuple(results)
@@ -127,7 +127,6 @@ class _AttrsMapper(FetchMapper):
     def __init__(self, fetch: Any, graph: Graph) -> None:
         self._type = type(fetch)
         fields = [f.name for f in type(fetch).__attrs_attrs__]
-        self._fields = fields
         self._mappers = [FetchMapper.for_fetch(getattr(fetch, f), graph) for f in fields]
         self._unique, self._indices = _uniquify(self._mappers)
 
@@ -135,12 +134,13 @@ class _AttrsMapper(FetchMapper):
         return self._unique
 
     def build_results(self, values: Sequence[Any]) -> Any:
-        kwargs = {
-            f: m.build_results([values[j] for j in idx])
-            for f, m, idx in zip(self._fields, self._mappers, self._indices, strict=True)
-        }
+        # Positionally, as TensorFlow: a private field's ``__init__`` argument drops the "_".
+        results = [
+            m.build_results([values[j] for j in idx])
+            for m, idx in zip(self._mappers, self._indices, strict=True)
+        ]
         make: Callable[..., Any] = self._type
-        return make(**kwargs)
+        return make(*results)
 
 
 def _is_attrs_instance(obj: Any) -> bool:

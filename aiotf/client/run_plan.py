@@ -25,7 +25,7 @@ feed values, and the fed tensors' static shapes (``set_shape``), which ``FeedCon
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aiotf.client.feed_values import FeedConverter, client_value
@@ -36,7 +36,7 @@ MAX_PLANS = 1024  # per session; the cache starts afresh when full
 
 # Where a unique fetched element's value comes from: an index into the fetched values, a fed
 # tensor's name (a fetch that is also fed), or None (an op: None comes back).
-_Source = int | str | None
+Source = int | str | None
 
 
 class RunPlan:
@@ -55,11 +55,7 @@ class RunPlan:
         self.converters = converters
         self.fetch_names = fetch_names
         self.targets = targets
-        index = {name: i for i, name in enumerate(fetch_names)}
-        self.sources: tuple[_Source, ...] = tuple(
-            None if isinstance(el, Operation) else index.get(el.name, el.name)
-            for el in mapper.unique_fetches()
-        )
+        self.sources = result_sources(mapper, fetch_names)
 
     @classmethod
     def analyse(
@@ -89,15 +85,7 @@ class RunPlan:
 
     def results(self, values: list[Any], feeds: Mapping[str, Any]) -> Any:
         """The caller's structure from the fetched ``values`` (in ``fetch_names`` order)."""
-        out = [
-            None
-            if source is None
-            else client_value(values[source] if isinstance(source, int) else feeds[source])
-            for source in self.sources
-        ]
-        if self.mapper.is_element:
-            return out[0]
-        return self.mapper.build_results(out)
+        return build_results(self.mapper, self.sources, values, feeds)
 
 
 class RunPlans:
@@ -173,6 +161,33 @@ def _fetch_key(fetch: Any) -> Any:
         if type(element) is Tensor or type(element) is Operation:
             return element
     return None
+
+
+def result_sources(mapper: FetchMapper, fetch_names: Sequence[str]) -> tuple[Source, ...]:
+    """Where each of ``mapper``'s unique elements gets its value (see ``Source``)."""
+    index = {name: i for i, name in enumerate(fetch_names)}
+    return tuple(
+        None if isinstance(el, Operation) else index.get(el.name, el.name)
+        for el in mapper.unique_fetches()
+    )
+
+
+def build_results(
+    mapper: FetchMapper, sources: Sequence[Source], values: Sequence[Any], feeds: Mapping[str, Any]
+) -> Any:
+    """The caller's structure: fetched ``values`` (``client_value``), fed values as converted
+    (as TensorFlow returns them), None for ops."""
+    out = [
+        None
+        if source is None
+        else client_value(values[source])
+        if isinstance(source, int)
+        else feeds[source]
+        for source in sources
+    ]
+    if mapper.is_element:
+        return out[0]
+    return mapper.build_results(out)
 
 
 def feed_tensor(graph: Graph, key: Any) -> Tensor:

@@ -18,16 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from aiotf.client.feed_values import FeedConverter, client_value
+from aiotf.client.feed_values import FeedConverter
 from aiotf.client.fetch_mapper import FetchMapper
+from aiotf.client.run_plan import build_results, result_sources
 from aiotf.framework import errors
-from aiotf.framework.ops import Operation, Tensor
+from aiotf.framework.ops import Tensor
 
 if TYPE_CHECKING:
     from aiotf.client.session import BaseSession
-
-# Where a fetched element's value comes from: a fetch index, a fed tensor name, or None (an op).
-_Source = int | str | None
 
 
 class SessionCallable:
@@ -63,11 +61,7 @@ class SessionCallable:
         self._feed_names = tuple(dict.fromkeys(t.name for t in feed_tensors))
         self._runner = runner
         self._accepts_options = accept_options or self._has_feed_list
-        fetch_index = {name: i for i, name in enumerate(fetch_names)}
-        self._sources: tuple[_Source, ...] = tuple(
-            None if isinstance(el, Operation) else fetch_index.get(el.name, el.name)
-            for el in mapper.unique_fetches()
-        )
+        self._sources = result_sources(mapper, fetch_names)
 
     @property
     def feed_names(self) -> tuple[str, ...]:
@@ -88,11 +82,7 @@ class SessionCallable:
             values = await self._runner([fed[n] for n in self._feed_names], options, run_metadata)
         except errors.OpError as e:
             raise session._attach_op(e) from None
-        results = [
-            None if src is None else client_value(values[src] if isinstance(src, int) else fed[src])
-            for src in self._sources
-        ]
-        return self._mapper.build_results(results)
+        return build_results(self._mapper, self._sources, values, fed)
 
     def _run_args(self, kwargs: dict[str, Any]) -> tuple[Any, Any]:
         allowed = ("options", "run_metadata") if self._accepts_options else ()

@@ -15,6 +15,7 @@ from typing import Any
 
 from aiotf.devices.device import Device
 from aiotf.devices.factory import register_device_factory
+from aiotf.framework import errors
 
 CPU_MEMORY_LIMIT = 268435456  # what TensorFlow reports for a CPU device
 
@@ -32,9 +33,11 @@ def _cpu_factory(config: Any, name_prefix: str) -> list[Device]:
     if threads < 0:
         threads = 1
     threads = threads or os.cpu_count() or 1
+    if count < 1:  # ``device_count={"CPU": 0}``: TF's AddCpuDevices finds none and says so
+        raise errors.NotFoundError(None, None, "No CPU devices are available in this process")
     return [
         CPUDevice(f"{name_prefix}/device:CPU:{i}", CPU_MEMORY_LIMIT, threads, "device: CPU")
-        for i in range(max(count, 1))
+        for i in range(count)
     ]
 
 

@@ -395,6 +395,8 @@ class Graph:
             if isinstance(obj, Operation) and not allow_operation:
                 raise TypeError(f"Can not convert a Operation into a {kinds}.")
             return obj
+        if isinstance(obj, bytes):  # TF takes bytes names too (``compat.as_str``)
+            obj = obj.decode()
         if not isinstance(obj, str):
             raise TypeError(f"Can not convert a {type(obj).__name__} into a {kinds}.")
         if ":" in obj and allow_tensor:

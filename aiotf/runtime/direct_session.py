@@ -53,7 +53,7 @@ from aiotf.runtime.executor import Executor
 from aiotf.runtime.function import FunctionLibraryRuntime, create_kernel
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.graph_execution_state import GraphExecutionState
-from aiotf.runtime.partial_run import PartialRun, PartialRuns, check_setup
+from aiotf.runtime.partial_run import TIMED_OUT, PartialRun, PartialRuns, check_setup
 from aiotf.runtime.rendezvous import Rendezvous
 from aiotf.runtime.step_stats import StepStatsCollector
 
@@ -229,9 +229,7 @@ class DirectSession:
             async with asyncio.timeout(timeout_ms / 1000):
                 await self._run_step(bundle, args, retvals, stats)
         except TimeoutError:
-            raise errors.DeadlineExceededError(
-                None, None, f"Timed out waiting for the step to finish after {timeout_ms} ms"
-            ) from None
+            raise errors.DeadlineExceededError(None, None, TIMED_OUT) from None
 
     async def _run_step(
         self,

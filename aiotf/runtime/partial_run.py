@@ -50,7 +50,7 @@ from aiotf.runtime.graph import Graph, parse_tensor_name
 from aiotf.runtime.rendezvous import Rendezvous
 
 _MUST_SETUP = "Must run 'setup' before performing partial runs!"
-_TIMED_OUT = "Timed out waiting for notification"
+TIMED_OUT = "Timed out waiting for notification"
 
 
 def check_setup(fetches: Sequence[str], targets: Sequence[str]) -> None:
@@ -197,7 +197,7 @@ class PartialRun:
         if self._done():  # the last call: wait until the step (its targets too) has run
             done, _ = await asyncio.wait([step], timeout=self._timeout)
             if not done:
-                raise errors.DeadlineExceededError(None, None, _TIMED_OUT)
+                raise errors.DeadlineExceededError(None, None, TIMED_OUT)
             if (status := _status(step)) is not None:
                 raise status
         return values
@@ -207,7 +207,7 @@ class PartialRun:
             async with asyncio.timeout(self._timeout):
                 value, is_dead = await self.rendezvous.recv(self._keys[name])
         except TimeoutError:
-            raise errors.DeadlineExceededError(None, None, _TIMED_OUT) from None
+            raise errors.DeadlineExceededError(None, None, TIMED_OUT) from None
         if is_dead:
             raise _invalid(f"The tensor returned for {name} was not valid.")
         return value

@@ -11,6 +11,7 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, NamedTuple
@@ -118,6 +119,36 @@ async def test_attrs_classes_come_back_as_the_same_class(sess: aiotf.Session, m:
     np.testing.assert_array_equal(fetched.value[1], [2, 3])
 
 
+async def test_attrs_fields_are_rebuilt_positionally(sess: aiotf.Session, m: Model) -> None:
+    """As TensorFlow: a private field's ``__init__`` argument has no underscore."""
+    attrs = pytest.importorskip("attrs")
+
+    @attrs.define
+    class Private:
+        _value: Any
+
+    make: Any = Private
+    fetched = await sess.run(make(m.y), {m.x: [1, 2]})
+    assert type(fetched) is Private
+    np.testing.assert_array_equal(fetched._value, [2, 3])
+
+
+async def test_a_list_subclass_comes_back_a_plain_list(sess: aiotf.Session, m: Model) -> None:
+    class Fetches(list[Any]):
+        pass
+
+    fetched = await sess.run(Fetches([m.y]), {m.x: [1, 2]})
+    assert type(fetched) is list  # TF's _ListFetchMapper: any list subclass -> list
+    np.testing.assert_array_equal(fetched[0], [2, 3])
+
+
+async def test_a_fed_fetch_is_the_converted_feed_itself(sess: aiotf.Session, m: Model) -> None:
+    fed = np.array([5.0, 6.0], np.float32)
+    assert await sess.run(m.x, {m.x: fed}) is fed  # TF returns the fed array as converted
+    scalar = await sess.run(m.v.initial_value, {m.v.initial_value: 3.0})
+    assert type(scalar) is np.ndarray and scalar.shape == ()  # a 0-d array, not np.float32
+
+
 async def test_feed_values_that_do_not_convert(sess: aiotf.Session, m: Model) -> None:
     with pytest.raises(ValueError, match="could not convert string to float"):
         await sess.run(m.y, {m.x: "ab"})
@@ -127,6 +158,34 @@ async def test_feed_values_that_do_not_convert(sess: aiotf.Session, m: Model) ->
         await sess.run(m.y, {m.x: [[1], [1, 2]]})
     with pytest.raises(TypeError, match="Cannot interpret feed_dict key as Tensor: Can not "):
         await sess.run(m.y, {m.init: 1.0})
+
+
+async def test_python_ints_that_do_not_fit_the_dtype_are_type_errors() -> None:
+    """TF 2.21: an int that wraps round or changes in the feed's dtype is a TypeError before
+    anything runs (``bool`` included: 2 is not True); one that fits is fed."""
+    g = aiotf.Graph()
+    with g.as_default():
+        i = aiotf.placeholder(aiotf.int32, [], name="i")
+        b = aiotf.placeholder(aiotf.bool, [], name="b")
+    async with aiotf.Session(graph=g) as s:
+        with pytest.raises(
+            TypeError,
+            match=re.escape(
+                "Type of feed value 1099511627776 with type <class 'int'> is not compatible "
+                "with Tensor type <class 'numpy.int32'>. Try explicitly setting the type of the "
+                "feed tensor to a larger type (e.g. int64)."
+            ),
+        ):
+            await s.run(i, {i: 2**40})
+        with pytest.raises(TypeError, match="Type of feed value 2 with type <class 'int'>"):
+            await s.run(b, {b: 2})
+        assert await s.run([i, b], {i: -(2**31), b: 1}) == [-(2**31), True]
+
+
+async def test_names_may_be_bytes(sess: aiotf.Session, m: Model) -> None:
+    out = await sess.run([b"y:0", b"y"], {b"x:0": [1.0, 2.0]})
+    np.testing.assert_array_equal(out[0], [2.0, 3.0])
+    assert out[1] is None  # the op named by bytes runs as a target
 
 
 # -- run([]), empty and finalized graphs, closed sessions ---------------------------------------

@@ -15,6 +15,7 @@ import aiotf
 from aiotf.devices import DeviceMgr, ResourceMgr, TrackingAllocator, add_devices, factory
 from aiotf.devices.cpu import CPUDevice
 from aiotf.devices.device import Device
+from aiotf.framework import errors
 from aiotf.framework.device_spec import DeviceSpec
 
 TASK = "/job:localhost/replica:0/task:0"
@@ -265,3 +266,11 @@ def test_pool_is_created_once_when_threads_race(
         t.join()
     assert len({id(p) for p in pools}) == 1
     assert len(created) == 1
+
+
+def test_no_cpu_devices_is_not_found() -> None:
+    """TF 2.21 refuses ``device_count={"CPU": 0}`` when the session is made."""
+    with pytest.raises(
+        errors.NotFoundError, match="^No CPU devices are available in this process$"
+    ):
+        add_devices(aiotf.ConfigProto(device_count={"CPU": 0}), TASK)

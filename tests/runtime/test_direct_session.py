@@ -212,7 +212,7 @@ async def test_timeout_on_a_step_that_never_finishes(where: str) -> None:
     options = aiotf.RunOptions(timeout_in_ms=50) if where == "run_options" else None
     session = DirectSession(config)
     session.extend(node_defs(blocked_recv_graph()))
-    with pytest.raises(errors.DeadlineExceededError, match="50 ms"):
+    with pytest.raises(errors.DeadlineExceededError, match="^Timed out waiting for notification$"):
         await session.run({}, ["waits_forever:0"], run_options=options)
     assert await session.run({}, ["quick:0"], run_options=options) == [np.float32(1.0)]
     session.close()
