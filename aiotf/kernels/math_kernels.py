@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from aiotf.devices import intra_op
@@ -163,6 +164,17 @@ def matmul(a: Array, b: Array) -> Array:
 
 @register_kernel("ArgMax", types={"T": NUMERIC + (dtypes.bool,)})
 def arg_max(x: Array, dimension: Array, *, output_type: dtypes.DType) -> Array:
+    return _arg_extreme(x, dimension, output_type, largest=True)
+
+
+def _arg_extreme(x: Array, dimension: Array, output_type: dtypes.DType, largest: bool) -> Array:
+    """The index of the largest (smallest) element along ``dimension``, as Eigen's reducers.
+
+    They start from (index 0, lowest) — (0, highest) for ArgMin — and take an element only
+    when it is strictly larger (smaller): a NaN never is, nor is -inf (inf) or the lowest
+    (highest) finite value itself. So NaNs are skipped, and a row with nothing to take, such as
+    all NaN, answers 0.
+    """
     axis = int(dimension)
     if not -x.ndim <= axis < max(x.ndim, 1):
         raise errors.InvalidArgumentError(
@@ -172,8 +184,15 @@ def arg_max(x: Array, dimension: Array, *, output_type: dtypes.DType) -> Array:
         raise errors.InvalidArgumentError(
             None, None, f"Reduction axis {axis} is empty in shape {shape_str(x)}"
         )
-    index: Array = np.argmax(x, axis=axis).astype(output_type.np_dtype)
-    return index
+    if dtypes.from_numpy(x.dtype).is_floating:
+        info = ml_dtypes.finfo(x.dtype)  # type: ignore[no-untyped-call]
+        with np.errstate(invalid="ignore"):  # bfloat16 warns on comparing a NaN
+            if largest:
+                x = np.where(x > info.min, x, -np.inf)
+            else:
+                x = np.where(x < info.max, x, np.inf)
+    index = np.argmax(x, axis=axis) if largest else np.argmin(x, axis=axis)
+    return np.asarray(index).astype(output_type.np_dtype)
 
 
 @register_kernel("Cast", cost=elementwise_cost)
@@ -608,16 +627,7 @@ def cumprod(x: Array, axis: Array, *, exclusive: bool, reverse: bool) -> Array:
 
 @register_kernel("ArgMin", types={"T": NUMERIC + (dtypes.bool,)})
 def arg_min(x: Array, dimension: Array, *, output_type: dtypes.DType) -> Array:
-    axis = int(dimension)
-    if not -x.ndim <= axis < max(x.ndim, 1):
-        raise errors.InvalidArgumentError(
-            None, None, f"Expected dimension in the range [{-x.ndim}, {x.ndim}), but got {axis}"
-        )
-    if x.shape[axis] == 0:
-        raise errors.InvalidArgumentError(
-            None, None, f"Reduction axis {axis} is empty in shape {shape_str(x)}"
-        )
-    return np.argmin(x, axis=axis).astype(output_type.np_dtype)  # type: ignore[no-any-return]
+    return _arg_extreme(x, dimension, output_type, largest=False)
 
 
 def _num(v: Any) -> str:

@@ -89,3 +89,43 @@ async def test_cumsum_bad_axis(run) -> None:
 async def test_arg_min(run, same) -> None:
     x = np.array([[3, 1, 2], [0, 5, 0]], np.float32)
     same(await run("ArgMin", [x, np.array(1, np.int32)]), np.array([1, 0], np.int64))
+
+
+NAN, INF, LOWEST = np.nan, np.inf, np.finfo(np.float32).min
+# recorded from TF 2.21: NaNs are skipped, and a row with nothing larger than lowest (smaller
+# than highest) answers 0, as Eigen's reducers start from (0, lowest) and (0, highest)
+ARG_CASES = [  # (row, argmax, argmin)
+    ([1, NAN, 3], 2, 0),
+    ([NAN, 1, 3], 2, 1),
+    ([3, NAN, 1], 0, 2),
+    ([NAN, 5, NAN, 1], 1, 3),
+    ([NAN, NAN], 0, 0),
+    ([-INF, NAN], 0, 0),
+    ([NAN, -INF, -INF], 0, 1),
+    ([-INF, 2], 1, 0),
+    ([NAN, INF], 1, 0),
+]
+ARG_CASES_FLOAT32 = [([-INF, LOWEST], 0, 0), ([-INF, LOWEST, 3], 2, 0), ([INF, -LOWEST], 0, 0)]
+
+
+@pytest.mark.parametrize(
+    ("row", "argmax", "argmin", "dtype"),
+    [(*case, dt) for case in ARG_CASES for dt in (np.float32, np.float64, np.float16)]
+    + [(*case, np.float32) for case in ARG_CASES_FLOAT32],
+)
+async def test_arg_max_and_arg_min_skip_nan_like_tensorflow(
+    run, same, row, argmax, argmin, dtype
+) -> None:
+    x = np.array(row, dtype)
+    axis = np.array(0, np.int32)
+    same(await run("ArgMax", [x, axis]), np.array(argmax, np.int64))
+    same(await run("ArgMin", [x, axis]), np.array(argmin, np.int64))
+
+
+async def test_arg_max_skips_nan_along_any_axis(run, same) -> None:
+    m = np.array([[1, NAN, 3], [NAN, NAN, NAN], [NAN, 2, 1]], np.float32)
+    one, zero = np.array(1, np.int32), np.array(0, np.int32)
+    same(await run("ArgMax", [m, one]), np.array([2, 0, 1], np.int64))  # recorded from TF 2.21
+    same(await run("ArgMin", [m, one]), np.array([0, 0, 2], np.int64))
+    same(await run("ArgMax", [m.T, zero]), np.array([2, 0, 1], np.int64))
+    same(await run("ArgMin", [m.T, zero]), np.array([0, 0, 2], np.int64))
