@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -290,9 +291,10 @@ def depthwise_conv2d_native(
 
 
 def _lowest(dtype: np.dtype[Any]) -> Any:
+    """The lowest finite value of ``dtype`` (TensorFlow's ``NumTraits<T>::lowest()``)."""
     if dtype.kind in "iu":
         return np.iinfo(dtype).min
-    return -np.inf
+    return ml_dtypes.finfo(dtype).min  # type: ignore[no-untyped-call]
 
 
 _POOL_TYPES = (
@@ -320,13 +322,18 @@ def max_pool(
     shape = (xn.shape[0], oh, ow, xn.shape[3])
     if not np.prod(shape) * k[0] * k[1]:
         return _from_nhwc(np.zeros(shape, x.dtype), data_format)
+    # TensorFlow's CPU kernel starts every window at the lowest finite value and takes
+    # std::max-style maxima: a NaN never wins (fmax), and an all-NaN or all -inf window
+    # answers lowest.
+    lowest = _lowest(x.dtype)
     out = np.empty(shape, x.dtype)
-    xp = _padded(xn, pads, _lowest(x.dtype))
-    for i, j, tap in _taps(xp, k, s, (1, 1), (oh, ow)):
-        if i == j == 0:
-            out[...] = tap
-        else:
-            np.maximum(out, tap, out=out)
+    xp = _padded(xn, pads, lowest)
+    with np.errstate(invalid="ignore"):  # bfloat16 warns on a NaN
+        for i, j, tap in _taps(xp, k, s, (1, 1), (oh, ow)):
+            if i == j == 0:
+                np.fmax(tap, lowest, out=out)
+            else:
+                np.fmax(out, tap, out=out)
     return _from_nhwc(out, data_format)
 
 

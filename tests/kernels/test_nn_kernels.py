@@ -144,6 +144,42 @@ async def test_pools(run, same, k, strides, padding) -> None:
     same(await run("AvgPool", [x], attrs), naive_pool(x, k, strides, padding, "avg"), rtol=1e-5)
 
 
+NAN, INF = np.nan, np.inf
+
+
+@pytest.mark.parametrize(
+    ("window", "want"),
+    [  # recorded from TF 2.21 (a 2x2 VALID pool of one window): NaN never wins, and the
+        # maximum starts at the lowest finite value
+        ([NAN, 1, 2, 3], 3),
+        ([1, NAN, 2, 3], 3),
+        ([3, 2, 1, NAN], 3),
+        ([5, NAN, NAN, NAN], 5),
+        ([NAN, NAN, NAN, NAN], "lowest"),
+        ([-INF, -INF, -INF, -INF], "lowest"),
+        ([NAN, -INF, NAN, -INF], "lowest"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+async def test_max_pool_skips_nan_like_tensorflow(run, same, window, want, dtype) -> None:
+    x = np.array(window, dtype).reshape(1, 2, 2, 1)
+    attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": b"VALID"}
+    value = np.finfo(dtype).min if want == "lowest" else want
+    same(await run("MaxPool", [x], attrs), np.full((1, 1, 1, 1), value, dtype))
+
+
+async def test_max_pool_same_padding_over_nans_answers_lowest(run, same) -> None:
+    x = np.full((1, 3, 3, 1), NAN, F32)  # recorded from TF 2.21
+    attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": b"SAME"}
+    same(await run("MaxPool", [x], attrs), np.full((1, 2, 2, 1), np.finfo(F32).min, F32))
+
+
+async def test_max_reduction_propagates_nan_like_tensorflow(run, same) -> None:
+    x = np.array([[1, NAN, 3], [2, 0, 1]], F32)  # recorded from TF 2.21: Max keeps NaNs
+    same(await run("Max", [x, np.array([1], np.int32)]), np.array([NAN, 2], F32))
+    same(await run("Min", [x, np.array([0], np.int32)]), np.array([1, NAN, 1], F32))
+
+
 async def test_activations(run, same) -> None:
     x = np.array([-3.0, -0.5, 0.0, 2.0, 6.0, 7.5], F32)
     same(await run("Relu6", [x]), np.clip(x, 0, 6))
