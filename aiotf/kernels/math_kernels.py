@@ -503,7 +503,8 @@ def select_v2(condition: Array, t: Array, e: Array) -> Array:
 
 
 def reduction_axes(x: Array, reduction_indices: Array) -> tuple[int, ...]:
-    """The normalized, deduplicated axes of a reduction; TensorFlow's errors for bad ones."""
+    """The normalized, sorted axes of a reduction; TensorFlow's errors (``ReductionHelper``)
+    for bad ones: out of range, or one axis named twice (``[0, -2]`` on a matrix)."""
     idx = np.asarray(reduction_indices)
     if idx.ndim > 1:
         raise errors.InvalidArgumentError(
@@ -512,11 +513,17 @@ def reduction_axes(x: Array, reduction_indices: Array) -> tuple[int, ...]:
             f"Invalid reduction arguments: Axes must be a scalar or vector, got {shape_str(idx)}",
         )
     rank = np.ndim(x)
-    axes = set()
+    axes: set[int] = set()
     for a in idx.reshape(-1).tolist():
         if not -rank <= a < rank:
             raise errors.InvalidArgumentError(
-                None, None, f"Invalid reduction dimension {a} for input with {rank} dimensions."
+                None, None, f"Invalid reduction dimension ({a} for input with {rank} dimension(s)"
+            )
+        if a % rank in axes:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"Invalid reduction arguments: Axes contains duplicate dimension: {a % rank}",
             )
         axes.add(a % rank)
     return tuple(sorted(axes))
