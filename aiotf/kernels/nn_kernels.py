@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from aiotf.framework import dtypes, errors
@@ -42,13 +43,30 @@ def relu(features: Array) -> Array:
 
 @register_kernel("Softmax", cost=elementwise_cost, types={"T": FLOATS})
 def softmax(logits: Array) -> Array:
+    """``exp(x - max) / sum(exp(x - max))`` over the last axis.
+
+    TensorFlow's CPU build runs float32 and bfloat16 through oneDNN, whose row maximum skips
+    NaNs (starting at the lowest finite value) and whose exp of a NaN overflows to +inf: so
+    in a row holding a NaN, or +inf, the NaN and +inf entries answer NaN and all others 0
+    (``[inf, 1] -> [nan, 0]``). Its Eigen kernel (float16, float64) answers a row of NaN.
+    """
     if logits.ndim < 1:
         raise errors.InvalidArgumentError(
             None, None, f"logits must have >= 1 dimension, got {shape_str(logits)}"
         )
-    shifted = logits - np.max(logits, axis=-1, keepdims=True)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=-1, keepdims=True)  # type: ignore[no-any-return]
+    onednn = logits.dtype in (np.float32, dtypes.bfloat16.np_dtype)
+    top = np.max(logits, axis=-1, keepdims=True)
+    if onednn and np.isnan(top).any():
+        lowest = ml_dtypes.finfo(logits.dtype).min  # type: ignore[no-untyped-call]
+        top = np.max(np.where(np.isnan(logits), lowest, logits), axis=-1, keepdims=True)
+    e = np.exp(logits - top)
+    total = np.sum(e, axis=-1, keepdims=True)
+    out: Array = e / total
+    if onednn:
+        spoilt = np.isnan(total)  # a NaN in e: its exp overflowed, the sum is +inf
+        if spoilt.any():
+            out = np.where(spoilt, np.where(np.isnan(e), out.dtype.type(np.nan), 0), out)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------

@@ -180,6 +180,36 @@ async def test_max_reduction_propagates_nan_like_tensorflow(run, same) -> None:
     same(await run("Min", [x, np.array([0], np.int32)]), np.array([1, NAN, 1], F32))
 
 
+@pytest.mark.parametrize(
+    ("row", "want"),
+    [  # recorded from TF 2.21 (x86 build, oneDNN on: its default)
+        ([INF, 1], [NAN, 0]),
+        ([1, INF], [0, NAN]),
+        ([INF, INF], [NAN, NAN]),
+        ([-INF, 1], [0, 1]),
+        ([-INF, -INF], [NAN, NAN]),
+        ([NAN, 1], [NAN, 0]),
+        ([1, NAN], [0, NAN]),
+        ([NAN, NAN], [NAN, NAN]),
+        ([INF, NAN], [NAN, NAN]),
+        ([INF, -INF], [NAN, 0]),
+        ([NAN, -INF], [NAN, 0]),
+        ([2, NAN, 1], [0, NAN, 0]),
+        ([3, INF, 2, INF], [0, NAN, 0, NAN]),
+        ([1e30, -1e30], [1, 0]),
+    ],
+)
+async def test_float32_softmax_of_nan_and_inf_like_tensorflow(run, same, row, want) -> None:
+    same(await run("Softmax", [np.array([row], F32)]), np.array([want], F32))
+
+
+async def test_float64_and_half_softmax_of_inf_is_a_row_of_nan(run, same) -> None:
+    for dtype in (np.float64, np.float16):  # recorded from TF 2.21: Eigen's kernel
+        x = np.array([[INF, 1], [NAN, 1], [1, 2]], dtype)
+        want = np.array([[NAN, NAN], [NAN, NAN], [0.26894142, 0.73105858]], dtype)
+        same(await run("Softmax", [x]), want, rtol=1e-3)
+
+
 async def test_activations(run, same) -> None:
     x = np.array([-3.0, -0.5, 0.0, 2.0, 6.0, 7.5], F32)
     same(await run("Relu6", [x]), np.clip(x, 0, 6))
