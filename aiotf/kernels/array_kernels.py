@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -425,27 +426,25 @@ def reshape(tensor: Array, shape: Array) -> Array:
             unknown = i
         elif d < 0:
             raise _invalid(f"Size {i} must be non-negative, not {d}")
-        else:
+        elif d > 0:
             product *= d
     n = tensor.size
     if unknown != -1:
-        if product == 0:
-            if n != 0:
-                raise _invalid(
-                    "Reshape cannot infer the missing input size for an empty tensor unless "
-                    "all specified input sizes are non-zero"
-                )
-            target[unknown] = 0
-        else:
-            if n % product:
-                raise _invalid(
-                    f"Input to reshape is a tensor with {n} values, but the requested shape "
-                    f"requires a multiple of {product}"
-                )
-            target[unknown] = n // product
-    elif product != n:
+        # TensorFlow's kernel: when the requested shape has a zero, the input's zero dims are
+        # left out of its count too, so the -1 still takes the size of the others ((0, 3) to
+        # [-1, 0] is (3, 0)); ``product`` leaves out the zeros asked for.
+        counted = [d for d in tensor.shape if d > 0 or 0 not in target]
+        count = math.prod(counted)
+        if len(counted) == tensor.ndim and count % product:
+            raise _invalid(
+                f"Input to reshape is a tensor with {n} values, but the requested shape "
+                f"requires a multiple of {product}"
+            )
+        target[unknown] = count // product
+    if math.prod(target) != n:
         raise _invalid(
-            f"Input to reshape is a tensor with {n} values, but the requested shape has {product}"
+            f"Input to reshape is a tensor with {n} values, but the requested shape has "
+            f"{math.prod(target)}"
         )
     return tensor.reshape(target)
 

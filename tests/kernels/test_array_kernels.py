@@ -148,6 +148,31 @@ async def test_concat_reshape_transpose_shape(run, same) -> None:
     same(await run("Shape", [np.float32(1)]), np.zeros(0, I32))
 
 
+@pytest.mark.parametrize(
+    ("shape", "sizes", "want"),
+    [  # recorded from TF 2.21: with a zero asked for, the input's zero dims are not counted
+        ((0, 3), [-1, 0], (3, 0)),
+        ((0, 3), [0, -1], (0, 3)),
+        ((0, 3), [-1, 0, 2], (1, 0, 2)),
+        ((0, 4), [2, -1, 0], (2, 2, 0)),
+        ((0, 3), [-1, 5], (0, 5)),
+        ((0,), [-1, 0], (1, 0)),
+        ((0, 3), [-1], (0,)),
+        ((0, 3), [3, -1], (3, 0)),
+        ((0, 6), [-1, 0, 0], (6, 0, 0)),
+    ],
+)
+async def test_reshape_of_empty_tensors_infers_like_tensorflow(run, same, shape, sizes, want):
+    same(await run("Reshape", [np.ones(shape, F32), np.array(sizes, I32)]), np.ones(want, F32))
+
+
+async def test_reshape_infer_errors(run) -> None:
+    with pytest.raises(Err, match="tensor with 6 values, but the requested shape has 0\\n"):
+        await run("Reshape", [np.ones((2, 3), F32), np.array([-1, 0], I32)])
+    with pytest.raises(Err, match="6 values, but the requested shape requires a multiple of 4"):
+        await run("Reshape", [np.ones((2, 3), F32), np.array([-1, 4], I32)])
+
+
 async def test_strings(run) -> None:
     s = np.array([[b"a", b"b"], [b"c", b"d"]])
     got = await run("Transpose", [s, np.array([1, 0], I32)])
