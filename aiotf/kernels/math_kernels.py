@@ -342,13 +342,14 @@ def truncate_div(x: Array, y: Array) -> Array:
     return _binary(x, y, lambda a, b: np.trunc(np.true_divide(a, b)), "TruncateDiv")
 
 
-@register_kernel("TruncateMod", types={"T": INTS})
+# TensorFlow registers TruncateMod for these only (no half or bfloat16 kernel).
+@register_kernel("TruncateMod", types={"T": (dtypes.int32, dtypes.int64)})
 def truncate_mod_int(x: Array, y: Array) -> Array:
     _check_nonzero(y)
     return _binary(x, y, np.fmod, "TruncateMod")
 
 
-@register_kernel("TruncateMod", types={"T": FLOATS})
+@register_kernel("TruncateMod", types={"T": (dtypes.float32, dtypes.float64)})
 def truncate_mod(x: Array, y: Array) -> Array:
     return _binary(x, y, np.fmod, "TruncateMod")
 

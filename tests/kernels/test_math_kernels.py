@@ -26,6 +26,16 @@ async def test_truncate_div_mod_int_signs(run, same) -> None:
     same(await run("Div", [x, y]), np.array([3, -3, -3, 3, 0], I32))
 
 
+@pytest.mark.parametrize("dtype", [aiotf.float16, aiotf.bfloat16])
+async def test_truncate_mod_has_no_half_kernel_like_tensorflow(run, dtype) -> None:
+    from aiotf.kernels import registry
+
+    assert not registry.has_kernel("TruncateMod", "CPU", {"T": dtype})
+    x = np.array([5.5, -5.5], dtype.np_dtype)
+    with pytest.raises(aiotf.errors.InvalidArgumentError, match="TruncateMod"):
+        await run("TruncateMod", [x, x])  # TF 2.21: "No OpKernel was registered to support..."
+
+
 @pytest.mark.parametrize("op", ["FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod", "Div"])
 async def test_integer_division_by_zero(run, op: str) -> None:
     with pytest.raises(aiotf.errors.InvalidArgumentError, match="Integer division by zero"):
