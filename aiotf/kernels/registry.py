@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aiotf.framework import dtypes, errors
+from aiotf.proto import types_pb2
 
 # The cost model. A kernel registered ``expensive`` estimates its work from its inputs, in
 # nanoseconds of one core (its ``cost`` function; by default NS_PER_ELEMENT per input element),
@@ -96,7 +97,7 @@ class KernelDef:
     def describe(self) -> str:
         parts = [f"device='{self.device_type}'"]
         for attr, allowed in sorted(self.type_constraints.items()):
-            names = ", ".join(sorted(f"DT_{d.name.upper()}" for d in allowed))
+            names = ", ".join(sorted(dtype_enum_name(d) for d in allowed))
             parts.append(f"{attr} in [{names}]")
         return "; ".join(parts)
 
@@ -232,5 +233,10 @@ def no_kernel_message(
 
 def _type_text(value: Any) -> str | None:
     if isinstance(value, dtypes.DType):
-        return f"DT_{value.name.upper()}"
+        return dtype_enum_name(value)
     return None
+
+
+def dtype_enum_name(dtype: dtypes.DType) -> str:
+    """TensorFlow's name of ``dtype``'s ``DataType`` enum: ``DT_FLOAT``, ``DT_HALF``."""
+    return types_pb2.DataType.Name(dtype.as_datatype_enum)
