@@ -1,9 +1,10 @@
 """Allocators: numpy owns the memory; an allocator keeps the books (bytes in use and peak).
 
-The executor charges each output tensor to its device's allocator when a kernel produces it and
-credits it back when the last consumer has taken it, so ``bytes_in_use`` is the live tensor
-memory of the steps running on the device and ``peak_bytes_in_use`` its high-water mark.
-Only the event-loop thread updates the books.
+The executor's interpreted flat schedule charges each output tensor to its device's allocator
+when a kernel produces it and credits it back when the last consumer has taken it, so
+``bytes_in_use`` is the live tensor memory of those steps on the device and ``peak_bytes_in_use``
+its high-water mark. Compiled steps (``runtime/flat_compiler.py``) keep no books: they would
+cost more than the kernels of a small graph. Only the event-loop thread updates the books.
 """
 
 from __future__ import annotations

@@ -8,7 +8,10 @@ schedule*, TensorFlow's executor expressed in asyncio: pending counts, dead coun
 iterations. A loop frame made only of sync kernels (and loops that compile) is compiled into a
 Python generator that runs its iterations in order (``runtime/loop_compiler.py``); the frame
 schedule starts it once every Enter into the frame has arrived, so a loop of scalar ops costs
-its kernel calls, not a frame's bookkeeping per node.
+its kernel calls, not a frame's bookkeeping per node. Likewise a flat partition of sync kernels
+runs as one compiled generator (``runtime/flat_compiler.py``) until a kernel needs the pool: the
+step is then handed over to the flat schedule, which carries on from the same point, and the
+partition is interpreted from then on (``_program`` is None), so its pool kernels can overlap.
 
 Compiled state (immutable, shared by concurrent steps):
 
@@ -87,7 +90,7 @@ then are the step's TaskGroup and queue made, and that node (``held``, its input
 first task. The first error
 (a kernel raising, or a task failing) stops scheduling, cancels the step's tasks, aborts the
 step's rendezvous so other partitions wake, and is raised naming the node. The device
-allocator's books are kept on the flat schedule only.
+allocator's books are kept on the (interpreted) flat schedule only.
 
 Cancellation: when the task running the step is cancelled (its caller, a deadline, the session
 closing), the step's TaskGroup cancels every kernel task and waits for each to end: an async
@@ -107,15 +110,16 @@ import asyncio
 import copy
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
 
 from aiotf.devices.device import Device
 from aiotf.framework import errors
-from aiotf.kernels.context import DEAD, Ref, StepContext
+from aiotf.kernels.context import DEAD, StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, OpKernel
+from aiotf.runtime.flat_compiler import FlatProgram, compile_flat
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.loop_compiler import (
     LoopError,
@@ -123,6 +127,7 @@ from aiotf.runtime.loop_compiler import (
     LoopProgram,
     PoolRequest,
     compile_loops,
+    deref,
 )
 from aiotf.runtime.step_stats import NodeTracer, is_traced, traced_compute
 
@@ -284,6 +289,8 @@ class Executor:
         self._flat = not any(n.op in _FRAME_OPS for n in nodes)
         if not self._flat:
             self._compile_loops()
+        # A flat partition of sync kernels runs as compiled straight-line code (None: interpreted)
+        self._program = compile_flat(items, self._roots) if self._flat else None
         self._pending0 = self._frames[0].pending0 if self._flat else []
         self._num_slots = self._frames[0].num_slots
         self._all_inline = all(item.mode == INLINE for item in items)
@@ -384,6 +391,8 @@ class Executor:
         with np.errstate(all="ignore"):
             if not self._flat:
                 error = await self._run_frames(ctx, items)
+            elif self._program is not None and ctx.stats is None:
+                error = await self._run_program(ctx, self._program)
             elif self._all_inline:
                 error = await self._run_inline(ctx, items)
             else:
@@ -404,6 +413,37 @@ class Executor:
             ]
         return self._traced
 
+    # -- the compiled flat schedule ------------------------------------------------------------
+    async def _run_program(self, ctx: StepContext, program: FlatProgram) -> errors.OpError | None:
+        """One step of the compiled partition (``runtime/flat_compiler.py``): drive its
+        generator, yielding to the event loop when it asks. When it hands the step over (a
+        kernel needs the pool), carry on interpreting from there; the program is demoted, so
+        later steps are interpreted from the start, their pool kernels side by side."""
+        items = self._items
+        gen = program.run(ctx, time.perf_counter() + YIELD_INTERVAL)
+        try:
+            request = next(gen)
+            while request is None:
+                await asyncio.sleep(0)
+                request = gen.send(time.perf_counter() + YIELD_INTERVAL)
+        except StopIteration:
+            return None
+        except LoopError as exc:
+            assert exc.__cause__ is not None
+            return _as_op_error(exc.__cause__, items[exc.index].node)
+        finally:
+            gen.close()
+        self._program = None
+        position, frame_locals = request
+        state = _StepState(self, items)
+        ready = deque(self._roots)
+        for i, outputs in program.outputs(frame_locals, position):
+            popped = ready.popleft()  # the program ran the nodes in the schedule's own order
+            assert popped == i, (popped, i)
+            state.take_inputs(items[i])
+            state.finish(i, outputs, ready)
+        return await self._run_with_tasks(ctx, items, state, ready)
+
     # -- the flat schedule ---------------------------------------------------------------------
     async def _run_inline(self, ctx: StepContext, items: list[_Item]) -> errors.OpError | None:
         state = _StepState(self, items)
@@ -419,23 +459,32 @@ class Executor:
                 deadline = time.perf_counter() + YIELD_INTERVAL
         return None
 
-    async def _run_with_tasks(self, ctx: StepContext, items: list[_Item]) -> errors.OpError | None:
-        state = _StepState(self, items)
-        ready = deque(self._roots)
+    async def _run_with_tasks(
+        self,
+        ctx: StepContext,
+        items: list[_Item],
+        state: _StepState | None = None,
+        ready: deque[int] | None = None,
+    ) -> errors.OpError | None:
+        """The flat schedule with tasks: from the start, or from ``state`` and ``ready`` (a
+        step a compiled program handed over, its next node needing a task)."""
         error: errors.OpError | None = None
-        # Inline until a node needs a task: a step whose pool kernels all turn out cheap (a
-        # batch-1 MatMul) never pays for the TaskGroup and queue below.
-        deadline = time.perf_counter() + YIELD_INTERVAL
-        while ready:
-            item = items[ready[0]]
-            if item.mode == ASYNC or (item.mode == POOL and state.costly(item)):
-                break
-            error = state.run_inline(ready.popleft(), ctx, ready)
-            if error is not None:
-                return error
-            if time.perf_counter() > deadline:
-                await asyncio.sleep(0)
-                deadline = time.perf_counter() + YIELD_INTERVAL
+        if state is None or ready is None:
+            state = _StepState(self, items)
+            ready = deque(self._roots)
+            # Inline until a node needs a task: a step whose pool kernels all turn out cheap (a
+            # batch-1 MatMul) never pays for the TaskGroup and queue below.
+            deadline = time.perf_counter() + YIELD_INTERVAL
+            while ready:
+                item = items[ready[0]]
+                if item.mode == ASYNC or (item.mode == POOL and state.costly(item)):
+                    break
+                error = state.run_inline(ready.popleft(), ctx, ready)
+                if error is not None:
+                    return error
+                if time.perf_counter() > deadline:
+                    await asyncio.sleep(0)
+                    deadline = time.perf_counter() + YIELD_INTERVAL
         if not ready:
             return None
         done: asyncio.Queue[tuple[tuple[int], Any, BaseException | None]] = asyncio.Queue()
@@ -487,21 +536,24 @@ class Executor:
         try:
             if item.mode == ASYNC:
                 out = await (item.compute(ctx, *args) if item.wants_ctx else item.compute(*args))
-            elif item.wants_ctx:
-                out = await self.device.run_in_pool(item.compute, ctx, *args)
             else:
-                out = await self.device.run_in_pool(item.compute, *args)
+                out = await self._in_pool(item, ctx, args)
         except Exception as exc:  # reported to the loop, which raises it naming the node
             done.put_nowait((tag, None, exc))
         except asyncio.CancelledError as exc:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
+            if not _raised_by_kernel():
                 raise  # the step is being cancelled: the TaskGroup sees the task end
-            # The kernel raised it on its own (an awaited inner task was cancelled): a failure
-            # of this node like any other, or the step would wait for its report forever.
+            # A failure of this node like any other, or the step would wait for its report
+            # forever.
             done.put_nowait((tag, None, exc))
         else:
             done.put_nowait((tag, out, None))
+
+    def _in_pool(self, item: _Item, ctx: StepContext, args: list[Any]) -> Awaitable[Any]:
+        """Sync kernel ``item`` in the device's pool (``Device.run_in_pool``)."""
+        if item.wants_ctx:
+            return self.device.run_in_pool(item.compute, ctx, *args)
+        return self.device.run_in_pool(item.compute, *args)
 
     # -- the frame schedule --------------------------------------------------------------------
     async def _run_frames(self, ctx: StepContext, items: list[_Item]) -> errors.OpError | None:
@@ -587,6 +639,13 @@ class Executor:
         return False
 
 
+def _raised_by_kernel() -> bool:
+    """Whether the ``CancelledError`` being handled came from a kernel itself (an inner task it
+    awaited was cancelled), not from a cancellation of the task running it."""
+    task = asyncio.current_task()
+    return task is None or not task.cancelling()
+
+
 def _edge_kind(consumer: _Item) -> int:
     """How an edge into ``consumer`` settles its counts (``_FrameRun.activate``)."""
     if consumer.is_merge:
@@ -597,16 +656,8 @@ def _edge_kind(consumer: _Item) -> int:
 def _deref(item: _Item, args: list[Any]) -> None:
     """Replace the ref inputs a non-ref input consumes by the variables' values."""
     for pos in item.derefs:
-        ref = args[pos]
-        if isinstance(ref, Ref):
-            if ref.value is None:
-                src, k = item.node.inputs[pos]
-                raise errors.FailedPreconditionError(
-                    None,
-                    None,
-                    f"Attempting to use uninitialized value {src if k == 0 else f'{src}:{k}'}",
-                )
-            args[pos] = ref.value
+        src, k = item.node.inputs[pos]
+        args[pos] = deref(args[pos], src if k == 0 else f"{src}:{k}")
 
 
 def _take_inputs(item: _Item, slots: list[Any]) -> list[Any]:

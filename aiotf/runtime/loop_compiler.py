@@ -264,7 +264,7 @@ class _Codegen:
             "LoopError": LoopError,
             "_clock": time.perf_counter,
             "_bool": np.bool_,
-            "_deref": _deref,
+            "_deref": deref,
             "_absent": _absent,
             "_POOL_MIN_COST": POOL_MIN_COST,
         }
@@ -544,7 +544,7 @@ def _absent(*inputs: Any) -> Any:
     return None if any(x is None for x in inputs) else DEAD
 
 
-def _deref(value: Any, source: str) -> Any:
+def deref(value: Any, source: str) -> Any:
     """The executor's dereference of a ref input a non-ref input consumes."""
     if isinstance(value, Ref):
         if value.value is None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,8 +20,10 @@ from aiotf.kernels import registry as kernel_registry
 from aiotf.kernels.context import StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, KernelNode, OpKernel, register_kernel
 from aiotf.runtime.executor import Executor
+from aiotf.runtime.flat_compiler import compile_flat
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.rendezvous import Rendezvous
+from aiotf.runtime.step_stats import StepStatsCollector
 
 TASK = "/job:localhost/replica:0/task:0"
 F32 = aiotf.float32
@@ -127,9 +131,11 @@ class Builder:
     def executor(self) -> Executor:
         return Executor(self.graph, self.device, make_factory(self.device))
 
-    async def run(self, args: list[Any] | None = None) -> list[Any]:
+    async def run(self, args: list[Any] | None = None, traced: bool = False) -> list[Any]:
+        """One step; ``traced`` runs it with a stats collector (always interpreted)."""
         retvals: list[Any] = [None] * self.num_retvals
-        ctx = StepContext(1, Rendezvous(), args or [], retvals, self.device)
+        stats = StepStatsCollector() if traced else None
+        ctx = StepContext(1, Rendezvous(), args or [], retvals, self.device, stats=stats)
         await self.executor().run(ctx)
         return retvals
 
@@ -184,13 +190,14 @@ async def test_control_edge_orders_nodes(device: Device) -> None:
 
 
 async def test_inputs_are_freed(device: Device) -> None:
+    """The allocator's books, kept by interpreted steps (a traced one here)."""
     allocator = device.allocator
     b = Builder(device)
     prev = b.const("x", np.zeros(1000, np.float32))  # 4000 bytes per tensor
     for i in range(4):
         prev = b.op("Neg", f"neg{i}", prev, T=F32)
     b.retval(prev)
-    (result,) = await b.run()
+    (result,) = await b.run(traced=True)
     assert result.nbytes == 4000
     assert allocator.bytes_in_use == 0
     # Each tensor dies as soon as its consumer has run: at most an input and an output are live.
@@ -202,9 +209,24 @@ async def test_unconsumed_outputs_are_not_leaked(device: Device) -> None:
     x = b.const("x", np.ones(10, np.float32))
     b.add(TWO_OUTPUTS, "two", [(x, 0)])  # output 1 has no consumer
     b.retval("two", 0)
-    await b.run()
+    await b.run(traced=True)
     assert device.allocator.bytes_in_use == 0
     assert device.allocator.peak_bytes_in_use > 0
+
+
+async def test_a_compiled_step_keeps_no_books(device: Device) -> None:
+    """A flat partition of sync kernels runs compiled (``flat_compiler.py``), which leaves the
+    allocator's books alone: only interpreted steps keep them."""
+    b = Builder(device)
+    x = b.const("x", np.ones(10, np.float32))
+    b.op("Neg", "neg", x, T=F32)
+    b.retval("neg")
+    executor = b.executor()
+    assert executor._program is not None
+    ctx = StepContext(1, Rendezvous(), [], [None], device)
+    await executor.run(ctx)
+    np.testing.assert_array_equal(ctx.retvals[0], -np.ones(10, np.float32))
+    assert device.allocator.stats.num_allocs == 0
 
 
 class PoolSpy:
@@ -406,3 +428,99 @@ async def test_long_inline_chain_yields_to_the_event_loop(
     await tasks[0]
     assert seen_at, "the executor never yielded to the event loop during a long inline chain"
     assert seen_at[0] < n - 1
+
+
+# -- the compiled flat schedule (flat_compiler.py) ------------------------------------------------
+
+SIZED = OpDef("_ExecTestSized", (_X,), (ArgDef("y", type=F32),), {"pool": AttrDef("pool", "bool")})
+SIZED_CALLS: list[tuple[str, str]] = []
+
+
+@register_kernel(SIZED.name, cost=lambda x: float(POOL_MIN_COST * (x.size - 1)))
+def _sized(x: Any, *, pool: bool) -> Any:
+    """An expensive kernel: cheap (inline) on one element, pool-sized on more."""
+    SIZED_CALLS.append((threading.current_thread().name, "pool" if pool else "inline"))
+    return x + 1
+
+
+def _handover_graph(device: Device) -> Builder:
+    """x -> an inline probe -> a pool kernel -> Neg; beside it a small expensive kernel that
+    stays inline."""
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    b.add(PROBE, "before", [(x, 0)], probe=lambda: None)
+    b.add(SIZED, "big", [("before", 0)], pool=True)
+    b.op("Neg", "after", "big", T=F32)
+    b.add(SIZED, "small", [("const", 0)], pool=False)
+    b.const("const", np.float32(1.0))
+    b.retval("after")
+    b.retval("small")
+    return b
+
+
+async def test_a_step_needing_the_pool_is_handed_over_and_the_program_demoted(
+    device: Device,
+) -> None:
+    b = _handover_graph(device)
+    executor = b.executor()
+    assert executor._program is not None
+    SIZED_CALLS.clear()
+    for _ in range(2):  # handed over mid-step, then interpreted from the start
+        retvals: list[Any] = [None, None]
+        x = np.ones(4, np.float32)
+        await executor.run(StepContext(1, Rendezvous(), [x], retvals, device))
+        np.testing.assert_array_equal(retvals[0], -(x + 1))
+        assert retvals[1] == np.float32(2.0)
+        assert executor._program is None
+    # each kernel ran once per step: the big one in a pool thread, the small one inline
+    on_loop = threading.current_thread().name
+    assert sorted(kind for _, kind in SIZED_CALLS) == ["inline", "inline", "pool", "pool"]
+    assert all((thread == on_loop) == (kind == "inline") for thread, kind in SIZED_CALLS)
+
+
+async def test_a_compiled_step_drops_each_value_after_its_last_use(device: Device) -> None:
+    """A value lives until its last consumer has run, as on the interpreted schedule."""
+    live: list[weakref.ref[Any]] = []
+    alive_when: list[int] = []
+
+    def record() -> None:
+        alive_when.append(sum(r() is not None for r in live))
+
+    b = Builder(device)
+    prev = b.const("x", np.zeros(1000, np.float32))
+    for i in range(6):
+        prev = b.op("Neg", f"neg{i}", prev, T=F32)
+        prev = b.add(PROBE, f"probe{i}", [(prev, 0)], probe=record)
+    b.retval(prev)
+    executor = b.executor()
+
+    def watched(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            out = fn(*args)
+            live.append(weakref.ref(out))
+            return out
+
+        return call
+
+    for item in executor._items:
+        if item.node.op == "Neg":
+            item.compute = watched(item.compute)
+    executor._program = compile_flat(executor._items, executor._roots)  # with the spies
+    ctx = StepContext(1, Rendezvous(), [], [None], device)
+    await executor.run(ctx)
+    # a probe sees its own input alive (the Neg before it), never the ones before that
+    assert alive_when == [1] * 6
+
+
+async def test_a_compiled_error_names_its_node_and_the_next_step_works(device: Device) -> None:
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    b.op("Neg", "fine", x, T=F32)
+    b.add(RAISE, "boom", [("fine", 0)], kind=b"ValueError")
+    b.retval("boom")
+    executor = b.executor()
+    assert executor._program is not None
+    with pytest.raises(errors.InvalidArgumentError) as info:
+        await executor.run(StepContext(1, Rendezvous(), [np.float32(1)], [None], device))
+    assert info.value.node_def.name == "boom"
+    assert executor._program is not None  # an error does not demote

@@ -1,0 +1,253 @@
+"""Compiled flat schedules: a partition without control flow run as straight-line Python.
+
+Why. The executor's flat schedule (``runtime/executor.py``) interprets the graph: every node pops
+a ready entry, takes its inputs from the step's slots, keeps the allocator's books and walks its
+out-edges decrementing pending counts. That is a couple of microseconds a node, several times
+the cost of a numpy call on a small array. For a partition whose kernels are all synchronous,
+the order is known in advance, so this module writes it out as one Python generator function
+whose locals are the graph's tensors: a node costs its kernel call, and a Const nothing.
+
+Which partitions compile (:func:`compile_flat`): no control flow (the executor's ``_flat``), every
+kernel synchronous and on this device (no async kernel, no ``_Send``/``_Recv``), the graph
+acyclic, and at most ``MAX_COMPILED_NODES`` nodes (bigger ones would take longer to compile
+than they save).
+
+What the program computes is what the flat schedule computes, in the same order (Kahn's
+algorithm with a FIFO queue from the roots, as the schedule's ready queue when every kernel
+runs inline):
+
+- A Const's value is made once, when the program is compiled (the kernel returns the same
+  read-only array on every call). Every other node calls its kernel, ``ctx`` first when it asks,
+  with ref inputs dereferenced as the executor does (``loop_compiler.deref``).
+- A value is dropped after its last consumer (``del``), so a long chain holds no more live
+  tensors than the interpreter does.
+- A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
+  ``POOL_MIN_COST`` (an elementwise kernel's test is its operands' sizes; another's estimate is
+  made again only when an input's shape changed since the last run, the shapes and the verdict
+  kept in ``state``). From ``POOL_MIN_COST`` up, the program hands the step over: it yields the
+  kernel's position in the order and its locals, and the executor carries on interpreting the
+  step from there (``FlatProgram.outputs``), so that independent pool kernels can run side by
+  side.
+- The device allocator's books are not kept (the interpreted schedules keep them).
+
+The generator's protocol with the executor (as a compiled loop's, ``loop_compiler.py``): it yields
+``None`` once ``deadline`` (a ``time.perf_counter`` value) has passed, and the executor yields to
+the event loop and sends the next deadline in; it yields ``(position, locals())`` to hand the
+step over (it is never resumed after that); it returns None when the step is done. A kernel's
+exception comes out as :class:`LoopError` naming the node.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import Any
+
+from aiotf.kernels.registry import NS_PER_ELEMENT, POOL_MIN_COST, elementwise_cost
+from aiotf.runtime.loop_compiler import LoopError, LoopItem, deref
+
+MAX_COMPILED_NODES = 4096  # a bigger partition is interpreted
+# The program checks the clock once this much kernel work has run since the last check: a plain
+# (cheap) kernel counts 1, a pool kernel run inline (up to POOL_MIN_COST: ~260 us) POOLED_WORK.
+YIELD_EVERY = 16
+POOLED_WORK = 4
+# An elementwise kernel's cost (``elementwise_cost``) is below POOL_MIN_COST exactly when every
+# operand has fewer elements than this.
+ELEMENTWISE_LIMIT = math.ceil(POOL_MIN_COST / NS_PER_ELEMENT)
+
+Handover = tuple[int, dict[str, Any]]  # (position in the order, the program's locals)
+FlatGenerator = Generator[Handover | None, float, None]
+
+
+class FlatProgram:
+    """One compiled partition: ``run(ctx, deadline)`` runs one step of it.
+
+    ``order`` is the node order it runs; ``consts`` the Consts' values (made once); ``state``
+    holds, per pool kernel, the input shapes of its last cost estimate and the verdict (shared
+    by concurrent steps: both are plain facts about shapes).
+    """
+
+    __slots__ = ("consts", "num_outputs", "order", "run", "source", "state")
+
+    def __init__(
+        self,
+        run: Callable[[Any, float], FlatGenerator],
+        source: str,
+        order: list[int],
+        num_outputs: list[int],
+        consts: dict[str, Any],
+        state: dict[int, Any],
+    ) -> None:
+        self.run = run
+        self.source = source
+        self.order = order
+        self.num_outputs = num_outputs
+        self.consts = consts
+        self.state = state
+
+    def outputs(self, frame_locals: dict[str, Any], position: int) -> Iterator[tuple[int, Any]]:
+        """``(node, outputs)`` for the nodes a handed-over step ran (``order[:position]``), as
+        the executor delivers them (one value, a tuple of them, or None); a value no node still
+        to run reads was dropped, and is None here."""
+        for i in self.order[:position]:
+            n = self.num_outputs[i]
+            values = []
+            for k in range(n):
+                name = f"v{i}_{k}"
+                values.append(frame_locals.get(name, self.consts.get(name)))
+            yield i, (values[0] if n == 1 else tuple(values) if n else None)
+
+
+def compile_flat(items: Sequence[LoopItem], roots: Sequence[int]) -> FlatProgram | None:
+    """The program of a flat partition (the module docstring says which compile), else None."""
+    if len(items) > MAX_COMPILED_NODES or not all(item.sync for item in items):
+        return None
+    order = _order(items, roots)
+    if order is None:
+        return None
+    return _Codegen(items, order).program()
+
+
+def _order(items: Sequence[LoopItem], roots: Sequence[int]) -> list[int] | None:
+    """The flat schedule's order when every kernel runs inline (None: a cycle)."""
+    pending = [0] * len(items)
+    for item in items:
+        for j in item.successors:
+            pending[j] += 1
+    ready = deque(roots)
+    order: list[int] = []
+    while ready:
+        i = ready.popleft()
+        order.append(i)
+        for j in items[i].successors:
+            pending[j] -= 1
+            if pending[j] == 0:
+                ready.append(j)
+    return order if len(order) == len(items) else None
+
+
+class _Codegen:
+    """The source of one partition's generator function, and its compiled form."""
+
+    def __init__(self, items: Sequence[LoopItem], order: list[int]) -> None:
+        self.items = items
+        self.order = order
+        self.index = {item.node.name: i for i, item in enumerate(items)}
+        self.names: dict[str, Any] = {
+            "LoopError": LoopError,
+            "_clock": time.perf_counter,
+            "_deref": deref,
+            "_POOL_MIN_COST": POOL_MIN_COST,
+            "_SIZE": ELEMENTWISE_LIMIT,
+        }
+        self.lines: list[str] = []
+        self.line_nodes: list[int] = []  # the node each line of the body belongs to
+        self.last_use = self._last_uses()
+        self.work = 0  # kernel work since the last deadline check (YIELD_EVERY)
+        self.position = 0  # of the node being written, in the order
+
+    def program(self) -> FlatProgram:
+        emit = self._emit
+        emit(0, "def flat(ctx, deadline):")
+        emit(1, "q = state")
+        emit(1, "try:")
+        for position, i in enumerate(self.order):
+            self.position = position
+            self._node(i, position)
+        emit(2, "if _clock() > deadline: yield None")  # also makes ``flat`` a generator
+        emit(1, "except Exception as exc:")
+        emit(2, "raise LoopError(_nodes[exc.__traceback__.tb_lineno]) from exc")
+        source = "\n".join(self.lines) + "\n"
+        state: dict[int, Any] = {}
+        self.names["state"] = state
+        self.names["_nodes"] = [-1] + self.line_nodes  # line numbers count from 1
+        exec(compile(source, "<aiotf flat partition>", "exec"), self.names)
+        consts = {name: v for name, v in self.names.items() if name.startswith("v")}
+        num_outputs = [item.num_outputs for item in self.items]
+        return FlatProgram(self.names["flat"], source, self.order, num_outputs, consts, state)
+
+    def _emit(self, indent: int, line: str, node: int = -1) -> None:
+        self.lines.append("    " * indent + line)
+        self.line_nodes.append(node)
+
+    def _last_uses(self) -> dict[int, list[str]]:
+        """For each position in the order, the values no later node reads."""
+        last: dict[str, int] = {}
+        for position, i in enumerate(self.order):
+            item = self.items[i]
+            for k in range(item.num_outputs):
+                last[f"v{i}_{k}"] = position  # unread outputs die where they are made
+            for src, k in item.node.inputs:
+                last[f"v{self.index[src]}_{k}"] = position
+        dying: dict[int, list[str]] = {}
+        for name, position in last.items():
+            dying.setdefault(position, []).append(name)
+        return dying
+
+    def _node(self, i: int, position: int) -> None:
+        item = self.items[i]
+        node = item.node
+        self._emit(2, f"# {node.name!r} ({node.op})")
+        if _is_const(item):
+            self.names[f"v{i}_0"] = item.compute()  # the same read-only array on every call
+        else:
+            self._call(i)
+        dying = [name for name in self.last_use.get(position, ()) if name not in self.names]
+        if dying:
+            self._emit(2, f"del {', '.join(dying)}")
+
+    def _call(self, i: int) -> None:
+        """Node ``i``'s kernel call, its ref inputs dereferenced, then maybe a deadline check."""
+        item, node = self.items[i], self.items[i].node
+
+        def emit(line: str) -> None:
+            self._emit(2, line, i)
+
+        data = [f"v{self.index[src]}_{k}" for src, k in node.inputs]
+        for pos in item.derefs:
+            src, k = node.inputs[pos]
+            emit(f"t{pos} = _deref({data[pos]}, {(src if k == 0 else f'{src}:{k}')!r})")
+            data[pos] = f"t{pos}"
+        self.names[f"k{i}"] = item.compute
+        outs = [f"v{i}_{k}" for k in range(item.num_outputs)]
+        target = f"{', '.join(outs)}{',' if len(outs) > 1 else ''} = " if outs else ""
+        call = f"{target}k{i}({', '.join((['ctx'] if item.wants_ctx else []) + data)})"
+        if not item.pooled:
+            emit(call)
+            self.work += 0 if item.wants_ctx else 1  # _Arg, _Retval, variables: no work
+        else:
+            gate = self._gate(i, data, emit)
+            emit(f"if {gate}: {call}")
+            emit(f"else: yield ({self.position}, locals())")  # hand the step over
+            self.work += POOLED_WORK
+        if self.work >= YIELD_EVERY:
+            self.work = 0
+            emit("if _clock() > deadline: deadline = yield None")
+
+    def _gate(self, i: int, data: list[str], emit: Callable[[str], None]) -> str:
+        """The test that pool kernel ``i`` is cheap enough to call inline (cost below
+        POOL_MIN_COST). An elementwise kernel's is its operands' sizes (a Const's is known);
+        any other's is its cost function, called again only when an input's shape changed
+        since the last time (``state[i]``: a cost is a function of the inputs' shapes)."""
+        item = self.items[i]
+        if item.cost is elementwise_cost:
+            consts = [x for x in data if x in self.names]
+            if any(self.names[x].size >= ELEMENTWISE_LIMIT for x in consts):
+                return "False"
+            return " and ".join(f"{x}.size < _SIZE" for x in data if x not in consts) or "True"
+        self.names[f"c{i}"] = item.cost
+        shapes = "".join(f"{x}.shape, " for x in data)
+        emit(f"try: sh = ({shapes})")
+        emit("except AttributeError: sh = None")
+        emit(f"known = q.get({i})")
+        emit(
+            f"if known is None or sh is None or known[0] != sh: "
+            f"known = q[{i}] = (sh, c{i}({', '.join(data)}) < _POOL_MIN_COST)"
+        )
+        return "known[1]"
+
+
+def _is_const(item: LoopItem) -> bool:
+    return item.node.op == "Const" and not item.node.inputs and not item.wants_ctx
