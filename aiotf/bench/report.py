@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-VARIANT_ORDER = ("aiotf", "aiotf_imported", "tensorflow", "numpy")
+VARIANT_ORDER = ("aiotf", "aiotf_imported", "aiotf_L0", "tensorflow", "numpy")
 
 
 def fmt_time(seconds: float) -> str:

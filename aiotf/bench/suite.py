@@ -1,7 +1,8 @@
 """Running the workloads: build every variant, check it against numpy, time them interleaved.
 
-A workload yields up to four variants: ``aiotf`` (built with aiotf's API), ``aiotf_imported``
-(the TensorFlow-written GraphDef, imported), ``numpy`` (the straight-line reference, and the
+A workload yields up to five variants: ``aiotf`` (built with aiotf's API), ``aiotf_imported``
+(the TensorFlow-written GraphDef, imported), ``aiotf_L0`` (built, run with the GraphOptimizer
+off, for workloads marked ``unoptimized``), ``numpy`` (the straight-line reference, and the
 source of truth for the check) and ``tensorflow``. A variant that cannot be built or run is
 reported as ``unsupported: <error>``; a variant whose first result differs from the reference
 is a ``mismatch`` and is not timed. Neither stops the suite.
@@ -36,6 +37,7 @@ from aiotf.bench.timing import (
 from aiotf.bench.workloads import Array, Built, Params, Workload
 
 EXTRAS = ("lateness", "build", "import", "memory")
+UNOPTIMIZED = "aiotf_L0"  # the variant run with the GraphOptimizer off
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +113,8 @@ def _builders(
     workload: Workload, params: Params, spec: GraphSpec | None, tf: Any
 ) -> list[tuple[str, Callable[[], Built]]]:
     builders: list[tuple[str, Callable[[], Built]]] = [("aiotf", lambda: workload.build(params))]
+    if workload.unoptimized:
+        builders.append((UNOPTIMIZED, lambda: workload.build(params)))
     if spec is not None and workload.importable:
         builders.append(("aiotf_imported", spec.import_into_aiotf))
     if tf is not None:
@@ -137,7 +141,8 @@ async def _prepare(
         if label == "tensorflow":
             contender = tf_contender(tf, built, feeds, requests)
         else:
-            contender = aiotf_contender(label, built, feeds, requests)
+            config = unoptimized_config() if label == UNOPTIMIZED else None
+            contender = aiotf_contender(label, built, feeds, requests, config)
         start = time.perf_counter()
         got = await first_run(contender)
         first = time.perf_counter() - start
@@ -156,6 +161,13 @@ async def _prepare(
     return contender, variant
 
 
+def unoptimized_config() -> Any:
+    """A session config with the GraphOptimizer off: OptimizerOptions L0, no flags."""
+    config = aiotf.ConfigProto()
+    config.graph_options.optimizer_options.opt_level = aiotf.OptimizerOptions.L0
+    return config
+
+
 def _ratios(variants: dict[str, dict[str, Any]]) -> dict[str, float]:
     med = {k: v["median_s"] for k, v in variants.items() if "median_s" in v}
     pairs = [
@@ -163,6 +175,7 @@ def _ratios(variants: dict[str, dict[str, Any]]) -> dict[str, float]:
         ("aiotf", "numpy"),
         ("aiotf_imported", "tensorflow"),
         ("aiotf_imported", "numpy"),
+        (UNOPTIMIZED, "numpy"),
         ("tensorflow", "numpy"),
     ]
     return {f"{a}/{b}": med[a] / med[b] for a, b in pairs if a in med and b in med and med[b] > 0}
@@ -172,7 +185,8 @@ def _status(variants: dict[str, dict[str, Any]]) -> str:
     statuses = [v["status"] for v in variants.values()]
     if any(s.startswith("mismatch") for s in statuses):
         return "mismatch"
-    aiotf_ok = [variants[k]["status"] == "ok" for k in ("aiotf", "aiotf_imported") if k in variants]
+    mine = ("aiotf", "aiotf_imported", UNOPTIMIZED)
+    aiotf_ok = [variants[k]["status"] == "ok" for k in mine if k in variants]
     if all(aiotf_ok):
         return "ok"
     return "partial" if any(aiotf_ok) else "unsupported"

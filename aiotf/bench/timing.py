@@ -65,8 +65,10 @@ def numpy_contender(reference: Reference, feeds: Sequence[Array]) -> Contender:
     return Contender("numpy", call=lambda: reference(feeds))
 
 
-def aiotf_contender(label: str, built: Built, feeds: Sequence[Array], requests: int) -> Contender:
-    sess = aiotf.Session(graph=built.graph)
+def aiotf_contender(
+    label: str, built: Built, feeds: Sequence[Array], requests: int, config: Any = None
+) -> Contender:
+    sess = aiotf.Session(graph=built.graph, config=config)
     fetch = built.fetch
     if requests:
         (x,) = built.feeds

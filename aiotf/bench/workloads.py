@@ -55,6 +55,7 @@ class Workload:
     params_from: str | None = None  # stem of the TF-written GraphDef holding the params
     importable: bool = False  # also time aiotf on the imported GraphDef
     requests: int = 0  # >0: one run is that many concurrent single requests
+    unoptimized: bool = False  # also time aiotf with the GraphOptimizer off (OptimizerOptions L0)
     rtol: float = 1e-4
     atol: float = 1e-5
 
@@ -390,6 +391,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "chain200", "200 chained AddV2 on float32[16] (per-node overhead)", 2, ((16,),),
             _chain_params, _chain, _chain_tf, _chain_ref, "chain200", True, atol=1e-4, rtol=1e-5,
+            unoptimized=True,
         ),
         Workload(
             "wide16", "16 independent 512x512 MatMuls summed with AddN (inter-op parallelism)",
