@@ -655,6 +655,72 @@ def _split_sizes(ctx: InferenceContext, sizes: list[int], size: int | None) -> l
     return out
 
 
+def space_to_batch_nd(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """Input 0 with its spatial dims padded by constant input 2 and folded by constant input 1
+    (the block shape) into the batch (TensorFlow's ``SpaceToBatchShapeHelper``)."""
+    return [_space_batch(ctx, to_batch=True)]
+
+
+def batch_to_space_nd(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """The inverse: the batch unfolded by the block shape, then cropped by constant input 2."""
+    return [_space_batch(ctx, to_batch=False)]
+
+
+def _space_batch(ctx: InferenceContext, to_batch: bool) -> TensorShape:
+    x, block_shape, pads_shape = ctx.input_shapes
+    if block_shape.rank != 1:
+        raise ctx.invalid("block_shape must have rank 1.")
+    m = block_shape[0]
+    if m is None:
+        raise ctx.invalid("block_shape must have known size.")
+    if x.rank is not None and x.rank < m + 1:
+        raise ctx.invalid(f"Shape must be at least rank {m + 1} but is rank {x.rank}")
+    if pads_shape.rank is not None and pads_shape.rank != 2:
+        raise ctx.invalid(f"Shapes must be equal rank, but are {pads_shape.rank} and 2")
+    for d, want in enumerate((m, 2) if pads_shape.rank is not None else ()):
+        if pads_shape[d] is not None and pads_shape[d] != want:
+            raise ctx.invalid(
+                f"Dimension {d} in both shapes must be equal, but are {pads_shape[d]} and "
+                f"{want}. Shapes are {_debug(pads_shape)} and [{m},2]."
+            )
+    block, pads = _as_ints(ctx.const(1)), _as_ints(ctx.const(2))
+    batch = x[0] if x.rank is not None else None
+    if block:
+        for b in block:
+            if b < 1:
+                raise ctx.invalid("block_shape must be positive")
+            batch = None if batch is None else batch * b if to_batch else _divide(ctx, batch, b)
+    elif m > 0:
+        batch = None
+    dims: list[int | None] = [batch] + [None] * m
+    what = "paddings" if to_batch else "crops"
+    pairs = [(pads[2 * i], pads[2 * i + 1]) for i in range(m)] if pads else []
+    for i, (start, end) in enumerate(pairs):
+        if start < 0 or end < 0:
+            raise ctx.invalid(f"{what} cannot be negative")
+        size = x[i + 1] if x.rank is not None else None
+        if block is not None and size is not None:
+            if to_batch:
+                dims[i + 1] = _divide(ctx, size + start + end, block[i])
+            else:
+                dims[i + 1] = _subtract(ctx, _subtract(ctx, size * block[i], start), end)
+    if x.rank is None:
+        return TensorShape(None)
+    return TensorShape(dims + list(x)[m + 1 :])
+
+
+def _divide(ctx: InferenceContext, size: int, by: int) -> int:
+    if size % by:
+        raise ctx.invalid(f"Dimension size must be evenly divisible by {by} but is {size}")
+    return size // by
+
+
+def _subtract(ctx: InferenceContext, size: int, minus: int) -> int:
+    if size < minus:
+        raise ctx.invalid(f"Negative dimension size caused by subtracting {minus} from {size}")
+    return size - minus
+
+
 # ----------------------------------------------------------------------------------------------
 # Neural networks
 # ----------------------------------------------------------------------------------------------

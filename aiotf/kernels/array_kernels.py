@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from aiotf.framework import errors
+from aiotf.framework import dtypes, errors
 from aiotf.framework import strided_slice as slice_spec
 from aiotf.kernels.registry import KernelNode, register_kernel
 
@@ -660,3 +660,121 @@ def _split_v_sizes(sizes: list[int], size: int) -> list[int]:
 @register_kernel("ShapeN")
 def shape_n(*inputs: Array, out_type: Any) -> Any:
     return _several(tuple(np.asarray(np.shape(x), dtype=out_type.np_dtype) for x in inputs))
+
+
+# ----------------------------------------------------------------------------------------------
+# SpaceToBatchND / BatchToSpaceND
+# ----------------------------------------------------------------------------------------------
+
+_MAX_BLOCK_DIMS = 4  # TensorFlow's kMaxSpaceToBatchBlockDims
+_SPACE_BATCH_TYPES = (
+    dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,
+    dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64,
+)  # fmt: skip
+
+
+def _block_args(
+    x: Array, block_shape: Array, pairs: Array, what: str
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """``(block, [(start, end)...])`` checked as TensorFlow's SpaceToBatch/BatchToSpace do."""
+    if np.ndim(block_shape) != 1:
+        raise _invalid(f"block_shape rank should be 1 instead of {np.ndim(block_shape)}")
+    m = np.shape(block_shape)[0]
+    if x.ndim < 1 + m:
+        raise _invalid(f"input rank should be >= {1 + m} instead of {x.ndim}")
+    if np.shape(pairs) != (m, 2):
+        raise _invalid(f"{what} should have shape [{m}, 2] instead of {_shape_str(pairs)}")
+    block = [int(b) for b in np.asarray(block_shape).tolist()]
+    return block, [(int(a), int(b)) for a, b in np.asarray(pairs).tolist()]
+
+
+def _internal_dims(block: list[int], pairs: list[tuple[int, int]]) -> range:
+    """The block dims TensorFlow really moves: leading and trailing ones of block size 1 with
+    nothing to pad or crop are left alone (and go unchecked)."""
+    idle = [b == 1 and p == (0, 0) for b, p in zip(block, pairs, strict=True)]
+    first = next((i for i, v in enumerate(idle) if not v), len(block))
+    last = next((i for i in range(len(block) - 1, first - 1, -1) if not idle[i]), first - 1)
+    if last + 1 - first > _MAX_BLOCK_DIMS:
+        raise _invalid(
+            f"Maximum number of non-combined block dimensions is {last + 1 - first} but must "
+            f"not exceed {_MAX_BLOCK_DIMS}"
+        )
+    return range(first, last + 1)
+
+
+@register_kernel("SpaceToBatchND", types={"T": _SPACE_BATCH_TYPES})
+def space_to_batch_nd(x: Array, block_shape: Array, paddings: Array) -> Array:
+    """Pad the spatial dims 1..M, then move each block's offsets into the batch (outermost)."""
+    x = np.asarray(x)
+    block, pads = _block_args(x, block_shape, paddings, "paddings")
+    for i, b in enumerate(block):
+        if b < 1:
+            raise _invalid(
+                f"All values in block_shape must be positive, got value, {b} at index {i}."
+            )
+    dims = _internal_dims(block, pads)
+    if not dims:
+        return x
+    m = len(block)
+    for i in dims:
+        start, end = pads[i]
+        if start < 0 or end < 0:
+            raise _invalid("Paddings must be non-negative")
+        padded = x.shape[i + 1] + start + end
+        if padded % block[i]:
+            raise _invalid(
+                f"padded_shape[{i}]={padded} is not divisible by block_shape[{i}]={block[i]}"
+            )
+    xp = np.pad(x, [(0, 0), *pads, *[(0, 0)] * (x.ndim - 1 - m)])
+    split = [xp.shape[0]]
+    for i in range(m):
+        split += [xp.shape[i + 1] // block[i], block[i]]
+    rest = list(xp.shape[m + 1 :])
+    order = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)]
+    order += list(range(1 + 2 * m, 1 + 2 * m + len(rest)))
+    moved = xp.reshape(split + rest).transpose(order)
+    outer = xp.shape[0] * math.prod(block)
+    return np.ascontiguousarray(moved).reshape([outer, *split[1::2], *rest])
+
+
+@register_kernel("BatchToSpaceND", types={"T": _SPACE_BATCH_TYPES})
+def batch_to_space_nd(x: Array, block_shape: Array, crops: Array) -> Array:
+    """The inverse of SpaceToBatchND: the batch's block offsets back into the spatial dims 1..M,
+    then cropped."""
+    x = np.asarray(x)
+    block, cuts = _block_args(x, block_shape, crops, "crops")
+    blocks = math.prod(block)
+    if blocks <= 0:
+        raise _invalid(f"Product of block sizes must be positive, got {blocks}")
+    if x.shape[0] % blocks:
+        raise _invalid(
+            f"Input batch dimension ({x.shape[0]}) is not divisible by product of block sizes "
+            f"({blocks})"
+        )
+    dims = _internal_dims(block, cuts)
+    if not dims:
+        return x
+    m = len(block)
+    for i in dims:
+        start, end = cuts[i]
+        if start < 0 or end < 0:
+            raise _invalid("Crops must be non-negative")
+        if block[i] < 1:  # a negative pair multiplies to a positive product: unchecked in TF
+            raise _invalid(f"Product of block sizes must be positive, got {block[i]}")
+        if x.shape[i + 1] * block[i] - start - end < 0:
+            raise _invalid(
+                f"cropped_shape[{i}]={x.shape[i + 1] * block[i] - start - end} must be non-negative"
+            )
+    batch = x.shape[0] // blocks
+    spatial = list(x.shape[1 : m + 1])
+    rest = list(x.shape[m + 1 :])
+    unfolded = x.reshape([*block, batch, *spatial, *rest])
+    order = [m]
+    for i in range(m):
+        order += [m + 1 + i, i]
+    order += list(range(2 * m + 1, 2 * m + 1 + len(rest)))
+    joined = unfolded.transpose(order).reshape(
+        [batch, *(s * b for s, b in zip(spatial, block, strict=True)), *rest]
+    )
+    index = tuple(slice(a, joined.shape[i + 1] - b) for i, (a, b) in enumerate(cuts))
+    return np.ascontiguousarray(joined[(slice(None), *index)])

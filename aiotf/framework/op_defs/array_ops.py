@@ -277,3 +277,20 @@ register_op(
     attrs=["N: int >= 1", "T: type", "out_type: {int32, int64} = int32"],
     shape_fn=common_shapes.shape_n,
 )
+
+# SpaceToBatchND / BatchToSpaceND: TensorFlow's atrous (dilated) convolutions wrap them around a
+# convolution (``with_space_to_batch``).
+register_op(
+    "SpaceToBatchND",
+    inputs=["input: T", "block_shape: Tblock_shape", "paddings: Tpaddings"],
+    outputs=["output: T"],
+    attrs=["T: type", "Tblock_shape: {int32, int64} = int32", "Tpaddings: {int32, int64} = int32"],
+    shape_fn=common_shapes.space_to_batch_nd,
+)
+register_op(
+    "BatchToSpaceND",
+    inputs=["input: T", "block_shape: Tblock_shape", "crops: Tcrops"],
+    outputs=["output: T"],
+    attrs=["T: type", "Tblock_shape: {int32, int64} = int32", "Tcrops: {int32, int64} = int32"],
+    shape_fn=common_shapes.batch_to_space_nd,
+)
