@@ -53,6 +53,7 @@ from aiotf.framework.tensor_shape import TensorShape
 from aiotf.framework.tensor_util import make_ndarray, make_tensor_proto
 from aiotf.ops import nn
 from aiotf.ops.array_ops import (
+    batch_to_space_nd,
     broadcast_to,
     concat,
     constant,
@@ -76,6 +77,7 @@ from aiotf.ops.array_ops import (
     shape_n,
     size,
     slice,  # noqa: A004 - TensorFlow's name
+    space_to_batch_nd,
     split,
     squeeze,
     stack,
@@ -91,6 +93,7 @@ from aiotf.ops.array_ops import (
 )
 from aiotf.ops.control_flow_ops import cond, group, no_op, while_loop
 from aiotf.ops.data_flow_ops import FIFOQueue
+from aiotf.ops.logging_ops import Assert
 from aiotf.ops.math_ops import (
     abs,  # noqa: A004 - TensorFlow's name
     add,
@@ -196,6 +199,7 @@ __version__ = "0.1.0"
 del _devices, _kernels, _op_defs
 
 __all__ = [
+    "Assert",
     "AttrValue",
     "BaseSession",
     "ConfigProto",
@@ -232,6 +236,7 @@ __all__ = [
     "assign_add",
     "assign_sub",
     "async_py_func",
+    "batch_to_space_nd",
     "bfloat16",
     "bool",
     "broadcast_to",
@@ -343,6 +348,7 @@ __all__ = [
     "sin",
     "size",
     "slice",
+    "space_to_batch_nd",
     "split",
     "sqrt",
     "square",

@@ -579,3 +579,63 @@ def _batch_gather_nd_shape(params: TensorShape, indices: TensorShape, batch_dims
         return TensorShape(None)
     p, i = params.as_list(), indices.as_list()
     return TensorShape([*p[:batch_dims], *i[batch_dims:-1], *p[batch_dims + int(indices[-1]) :]])
+
+
+# -- space to batch -----------------------------------------------------------------------------
+def space_to_batch_nd(
+    input: Any,  # noqa: A002
+    block_shape: Any,
+    paddings: Any,
+    name: str | None = None,
+) -> Tensor:
+    """``input``'s spatial dims 1..M padded by ``paddings`` and cut into ``block_shape`` blocks
+    whose offsets move into the batch dimension."""
+    inputs = [input, block_shape, paddings]
+    return apply_op("SpaceToBatchND", inputs, name=name or "SpaceToBatchND").outputs[0]
+
+
+def batch_to_space_nd(
+    input: Any,  # noqa: A002
+    block_shape: Any,
+    crops: Any,
+    name: str | None = None,
+) -> Tensor:
+    """The inverse of ``space_to_batch_nd``: batch blocks back into the spatial dims, then
+    ``crops`` cut off their starts and ends."""
+    inputs = [input, block_shape, crops]
+    return apply_op("BatchToSpaceND", inputs, name=name or "BatchToSpaceND").outputs[0]
+
+
+def required_space_to_batch_paddings(
+    input_shape: Any, block_shape: Any, base_paddings: Any = None, name: str | None = None
+) -> tuple[Any, Any]:
+    """``(paddings, crops)`` that make ``block_shape`` divide ``input_shape`` padded at least by
+    ``base_paddings``: numpy values when all three are known while building, else tensors
+    (TensorFlow's nodes either way)."""
+    with _scope(name, "required_space_to_batch_paddings"):
+        input_shape = convert_to_tensor(input_shape, dtype=dtypes.int32, name="input_shape")
+        block_shape = convert_to_tensor(block_shape, dtype=dtypes.int32, name="block_shape")
+        if block_shape.shape.rank != 1 or not block_shape.shape.is_fully_defined():
+            raise ValueError(f"Shape {block_shape.shape} must be fully defined and of rank 1")
+        n = int(block_shape.shape[0])
+        if n == 0:
+            return zeros([0, 2], dtypes.int32), zeros([0, 2], dtypes.int32)
+        if not input_shape.shape.is_compatible_with([n]):
+            raise ValueError(f"Shapes {input_shape.shape} and ({n},) are incompatible")
+        if base_paddings is None:
+            base = zeros([n, 2], dtypes.int32)
+        else:
+            base = convert_to_tensor(base_paddings, dtype=dtypes.int32, name="base_paddings")
+            if not base.shape.is_compatible_with([n, 2]):
+                raise ValueError(f"Shapes {base.shape} and ({n}, 2) are incompatible")
+        known = [constant_value(t) for t in (block_shape, input_shape, base)]
+        block: Any = known[0] if all(v is not None for v in known) else block_shape
+        size: Any = known[1] if all(v is not None for v in known) else input_shape
+        pads: Any = known[2] if all(v is not None for v in known) else base
+        pad_start, orig_pad_end = pads[:, 0], pads[:, 1]
+        full = size + pad_start + orig_pad_end
+        pad_end_extra = (block - full % block) % block
+        pad_end = orig_pad_end + pad_end_extra
+        paddings = stack([[pad_start[i], pad_end[i]] for i in range(n)], name="paddings")
+        crops = stack([[0, pad_end_extra[i]] for i in range(n)], name="crops")
+        return paddings, crops

@@ -8,11 +8,14 @@ end and back with two ``Transpose`` nodes, as TensorFlow does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from aiotf.framework import dtypes, errors
-from aiotf.framework.ops import Tensor, convert_to_tensor, get_default_graph
+from aiotf.framework.ops import Tensor, constant_value, convert_to_tensor, get_default_graph
 from aiotf.ops import array_ops, math_ops
 from aiotf.ops.op_helper import apply_op
 
@@ -148,6 +151,72 @@ def sparse_softmax_cross_entropy_with_logits(
         return math_ops.cast(cost, dtypes.float16) if half else cost
 
 
+def softmax_cross_entropy_with_logits(
+    labels: Any = None,
+    logits: Any = None,
+    dim: Any = -1,
+    name: str | None = None,
+    axis: Any = None,
+) -> Tensor:
+    """The cross entropy of ``softmax(logits)`` against the distributions ``labels`` along
+    ``axis``; no gradient flows into ``labels`` (``tf.compat.v1``: a ``StopGradient``)."""
+    if axis is not None and dim != -1:
+        raise ValueError("Cannot specify both 'axis' and 'dim'")
+    axis = dim if axis is None else axis
+    if labels is None or logits is None:
+        raise ValueError(
+            "Both `labels` and `logits` must be provided for softmax_cross_entropy_with_logits"
+            f"Received: labels={labels} and logits={logits}"
+        )
+    graph = get_default_graph()
+    with graph.name_scope(name or "softmax_cross_entropy_with_logits_sg") as scope:
+        labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
+    return _softmax_xent_v2(labels, logits, axis, scope)
+
+
+def _softmax_xent_v2(labels: Any, logits: Any, axis: int, name: str) -> Tensor:
+    """TensorFlow's ``softmax_cross_entropy_with_logits_v2_helper``: ``axis`` moved last, both
+    operands flattened to matrices, the op, and the cost reshaped to the logits' other dims."""
+    graph = get_default_graph()
+    with graph.name_scope(name) as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, name="labels")
+        low = logits.dtype.base_dtype in (dtypes.float16, dtypes.bfloat16)
+        precise = math_ops.cast(logits, dtypes.float32) if low else logits
+        labels = math_ops.cast(labels, precise.dtype)
+        input_rank = array_ops.rank(precise)
+        shape = logits.shape
+        if axis != -1:
+            precise = _move_dim_to_end(precise, axis, input_rank)
+            labels = _move_dim_to_end(labels, axis, input_rank)
+        input_shape = array_ops.shape(precise)
+        precise, labels = _flatten_outer_dims(precise), _flatten_outer_dims(labels)
+        op = apply_op("SoftmaxCrossEntropyWithLogits", [precise, labels], name=scope)
+        size = [math_ops.subtract(input_rank, 1)]
+        cost = array_ops.reshape(op.outputs[0], array_ops.slice(input_shape, [0], size))
+        if shape.rank is not None:
+            dims = shape.as_list()
+            del dims[axis]
+            cost.set_shape(dims)
+        return math_ops.cast(cost, logits.dtype) if low else cost
+
+
+def _move_dim_to_end(tensor: Tensor, dim: int, rank: Tensor) -> Tensor:
+    perm = [math_ops.range(dim), math_ops.range(dim + 1, rank), [dim]]
+    return array_ops.transpose(tensor, array_ops.concat(perm, 0))
+
+
+def _flatten_outer_dims(logits: Tensor) -> Tensor:
+    """``logits`` as a matrix: its outer dims flattened, the last kept."""
+    rank = array_ops.rank(logits)
+    last = array_ops.slice(array_ops.shape(logits), [math_ops.subtract(rank, 1)], [1])
+    out = array_ops.reshape(logits, array_ops.concat([[-1], last], 0))
+    dims = logits.shape.as_list() if logits.shape.rank is not None else None
+    if dims and None not in dims[:-1]:
+        out.set_shape([math.prod(dims[:-1]), dims[-1]])
+    return out
+
+
 def _sparse_xent(logits: Tensor, labels: Tensor, name: str) -> Tensor:
     op = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], name=name)
     return op.outputs[0]
@@ -263,20 +332,128 @@ def depthwise_conv2d(
     data_format: str | None = None,
     dilations: Any = None,
 ) -> Tensor:
-    """``tf.nn.depthwise_conv2d``: the native op in a ``depthwise`` scope (rate 1 only)."""
+    """``tf.compat.v1.nn.depthwise_conv2d``: the native op in a ``depthwise`` scope; a ``rate``
+    above 1 runs it on ``SpaceToBatchND`` blocks and puts them back with ``BatchToSpaceND``
+    (TensorFlow's ``with_space_to_batch``), as TensorFlow 1.x builds atrous convolutions."""
     rate = dilations if rate is None else rate
-    rate = [1, 1] if rate is None else [int(r) for r in rate]
-    if rate != [1, 1]:
-        raise NotImplementedError("depthwise_conv2d with rate > 1 needs SpaceToBatchND")
     graph = get_default_graph()
     with graph.name_scope(name or "depthwise") as scope:
         x = convert_to_tensor(input, name="tensor_in")
         f = convert_to_tensor(filter, name="filter_in")
-        array_ops.shape(f)
-        convert_to_tensor(rate, name="dilation_rate")
-        return depthwise_conv2d_native(
-            x, f, strides, padding, data_format=data_format or "NHWC", name=scope
+        rate = [1, 1] if rate is None else rate
+
+        def op(converted: Tensor, pad: Any) -> Tensor:
+            return depthwise_conv2d_native(
+                converted, f, strides, pad, data_format=data_format or "NHWC", name=scope
+            )
+
+        return with_space_to_batch(
+            x, rate, padding, op, filter_shape=array_ops.shape(f), data_format=data_format
         )
+
+
+# -- atrous convolution through SpaceToBatchND (TensorFlow's nn_ops.with_space_to_batch) --------
+def with_space_to_batch(
+    input: Any,  # noqa: A002
+    dilation_rate: Any,
+    padding: Any,
+    op: Callable[[Tensor, Any], Tensor],
+    filter_shape: Any = None,
+    data_format: str | None = None,
+) -> Tensor:
+    """``op(input, padding)`` sampling ``input`` at ``dilation_rate``: ``op`` runs with VALID
+    padding on ``SpaceToBatchND`` blocks of the input padded for ``padding``, and its result is
+    put back by ``BatchToSpaceND``; a rate of all ones is just ``op(input, padding)``."""
+    x = convert_to_tensor(input, name="input")
+    rate = convert_to_tensor(dilation_rate, dtype=dtypes.int32, name="dilation_rate")
+    if rate.shape.rank not in (None, 1):
+        raise ValueError(
+            f"`dilation_rate.shape.rank` must be 1. Received: dilation_rate={rate} of rank "
+            f"{rate.shape.rank}"
+        )
+    if not rate.shape.is_fully_defined():
+        raise ValueError(
+            f"`dilation_rate.shape` must be fully defined. Received: dilation_rate={rate} with "
+            f"shape {rate.shape}"
+        )
+    n = int(rate.shape[0])
+    first = 2 if data_format is not None and data_format.startswith("NC") else 1
+    spatial = list(range(first, n + first))
+    if x.shape.rank is not None and x.shape.rank < spatial[-1] + (first == 1):
+        raise ValueError(
+            f"`input.shape.rank` must be at least {spatial[-1] + (first == 1)}. Received: "
+            f"input.shape={x.shape} with rank {x.shape.rank}"
+        )
+    known_rate = constant_value(rate)
+    rate_value: Any = rate if known_rate is None else known_rate
+    if known_rate is not None:
+        if np.any(known_rate < 1):
+            raise ValueError(
+                f"`dilation_rate` must be positive. Received: dilation_rate={known_rate}"
+            )
+        if np.all(known_rate == 1):
+            return op(x, padding)
+    pad, explicit = _padding(padding)
+    base: Any
+    if pad == b"SAME":
+        if filter_shape is None:
+            raise ValueError(
+                "`filter_shape` must be specified for `padding='SAME'`. Received: "
+                f"filter_shape={filter_shape} and padding={padding}"
+            )
+        filter_shape = convert_to_tensor(filter_shape, name="filter_shape")
+        known_filter = constant_value(filter_shape)
+        base = _base_paddings(filter_shape if known_filter is None else known_filter, n, rate_value)
+    elif pad == b"VALID":
+        base = np.zeros([n, 2], np.int32)
+    elif pad == b"EXPLICIT":
+        pairs = np.array(explicit).reshape([n + 2, 2])
+        base = pairs[2:] if first == 2 else pairs[1:-1]
+    else:
+        raise ValueError(f"`padding` must be one of 'SAME' or 'VALID'. Received: padding={padding}")
+    dims = x.shape.as_list() if x.shape.rank is not None else None
+    size: Any = [dims[i] for i in spatial] if dims is not None else None
+    if size is None or None in size:
+        full = array_ops.shape(x)
+        size = array_ops.stack([full[i] for i in spatial])
+    paddings, crops = array_ops.required_space_to_batch_paddings(size, rate, base)
+    block = _adjust(rate, 1, spatial)
+    paddings, crops = _adjust(paddings, 0, spatial), _adjust(crops, 0, spatial)
+    out = op(array_ops.space_to_batch_nd(x, block, paddings), "VALID")
+    return array_ops.batch_to_space_nd(out, block, crops)
+
+
+def _base_paddings(filter_shape: Any, n: int, rate: Any) -> Tensor:
+    """The padding that turns a SAME convolution with dilated filters into a VALID one (the odd
+    extra pad after, as conv2d)."""
+    extra = (filter_shape[:n] - 1) * rate
+    start = extra // 2
+    end = extra - start
+    return array_ops.stack([[start[i], end[i]] for i in range(n)])
+
+
+def _adjust(orig: Any, fill: int, spatial: list[int]) -> Any:
+    """``orig`` (one row per spatial dim) spread over dims 1..max(spatial) as SpaceToBatchND
+    takes them, ``fill`` in the rows of the dims in between (a numpy value when ``orig`` is
+    known while building)."""
+    known = constant_value(orig) if isinstance(orig, Tensor) else np.asarray(orig)
+    value: Any = orig if known is None else known
+    rest = list(np.shape(known)[1:]) if known is not None else orig.shape.as_list()[1:]
+    dtype = value.dtype if known is not None else orig.dtype.np_dtype
+    parts: list[Any] = []
+    previous, i = 0, 0
+    while i < len(spatial):
+        start = i
+        if spatial[i] > 1:
+            parts.append(np.full([spatial[i] - 1 - previous, *rest], fill, dtype=dtype))
+        while i + 1 < len(spatial) and spatial[i + 1] == spatial[i] + 1:
+            i += 1
+        parts.append(value[start : i + 1])
+        previous = spatial[i]
+        i += 1
+    if known is not None:
+        return np.concatenate(parts)
+    return array_ops.concat(parts, 0)
 
 
 def _pool(
