@@ -1,0 +1,56 @@
+"""Graphs TensorFlow 2.21 built with ``tf.compat.v1`` that need Assert, SpaceToBatchND and
+BatchToSpaceND: an atrous depthwise convolution (``rate=[2, 2]``, input shape unknown, and a
+known-shape VALID one), the sparse and dense softmax cross entropies with unknown static shapes
+(the sparse one checks its shapes with an ``assert_equal``), and a guarded ``tf.Assert``.
+
+``data/`` holds each GraphDef as text and, per step, the feeds and TensorFlow's answer or error
+words (written by ``data/record_tf_graphs.py``); the steps of a case run in order in one session.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+
+import aiotf as tf
+
+DATA = Path(__file__).parent / "data"
+CASES: dict[str, Any] = json.loads((DATA / "cases.json").read_text())
+
+
+def load(name: str) -> tf.Graph:
+    graph_def = text_format.Parse((DATA / f"{name}.pbtxt").read_text(), tf.GraphDef())
+    g = tf.Graph()
+    with g.as_default():
+        tf.import_graph_def(graph_def, name="")
+    return g
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+async def test_tensorflow_graph_runs_with_tensorflows_answers(name: str) -> None:
+    case = CASES[name]
+    arrays = np.load(DATA / f"{name}.npz", allow_pickle=False)
+    async with tf.Session(graph=load(name)) as sess:
+        for i, step in enumerate(case["steps"]):
+            feeds = {key: arrays[f"{i}/{key}"] for key in step["feeds"]}
+            if "error" in step:
+                with pytest.raises(getattr(tf.errors, step["error"])) as info:
+                    await sess.run(case["fetch"], feeds)
+                assert info.value.message.startswith(step["words"] + "\n"), info.value.message
+                continue
+            got = await sess.run(case["fetch"], feeds)
+            want = arrays[f"{i}/expect"]
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_the_graphs_use_the_new_ops() -> None:
+    ops = {name: {op.type for op in load(name).get_operations()} for name in CASES}
+    assert {"SpaceToBatchND", "BatchToSpaceND"} <= ops["atrous_depthwise_dynamic"]
+    assert "Assert" in ops["sparse_xent_unknown_shapes"]
+    assert {"Assert", "Switch", "Merge"} <= ops["assert_guard"]
