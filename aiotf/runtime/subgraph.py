@@ -18,8 +18,10 @@ Two calling conventions, as TensorFlow's (``use_function_convention``):
   given (``"n:i"``) and the client device at both ends; the client sends and receives under the
   same rendezvous keys (``runtime/partial_run.py``), so values come and go while the step runs.
 
-Errors are TensorFlow's: an endpoint fed twice, or both fed and fetched, is InvalidArgument; a
-missing node is NotFound; an output index past the node's outputs is InvalidArgument.
+Errors are TensorFlow's (``subgraph.cc``), checked in its order: an endpoint fed twice or both
+fed and fetched, then each feed, each fetch (a node with no outputs, an output index past the
+node's outputs) and the targets (every missing one named). A call with nothing to fetch or run
+is the caller's to refuse or answer (a callable whose fetches are all fed runs nothing).
 """
 
 from __future__ import annotations
@@ -56,13 +58,12 @@ def rewrite_for_execution(
     feed_of = _add_feeds(g, feeds, client)
     _redirect_consumers(g, feed_of)
     roots = _add_fetches(g, fetches, feed_of, client)
-    for name in targets:
-        if name not in g:
-            raise errors.NotFoundError(
-                None, None, f"PruneForTargets: Some target nodes not found: {name}"
-            )
-        roots.append(name)
-    prune(g, roots)
+    missing = [name for name in targets if name not in g]
+    if missing:
+        raise errors.NotFoundError(
+            None, None, f"PruneForTargets: Some target nodes not found: {' '.join(missing)} "
+        )
+    prune(g, [*roots, *targets])
     return g
 
 
@@ -88,14 +89,8 @@ class _Client:
         self.function_convention = function_convention
 
     def node(self, g: Graph, name: str, op: str, attrs: dict[str, Any], inputs: list[Edge]) -> Node:
-        node = Node(
-            g.unique_name(name),
-            lookup(op),
-            attrs,
-            inputs,
-            requested_device=self.device,
-            assigned_device=self.device,
-        )
+        """A feed or fetch node, assigned to the client device (it requests none, as TF's)."""
+        node = Node(g.unique_name(name), lookup(op), attrs, inputs, assigned_device=self.device)
         return g.add(node)
 
     def transfer_attrs(self, endpoint: str) -> dict[str, Any]:
@@ -109,17 +104,40 @@ class _Client:
         }
 
 
-def _endpoint(g: Graph, endpoint: str, kind: str, missing: str) -> tuple[Node, int]:
-    """The node and output index ``endpoint`` names (``kind``: FeedInputs or FetchOutputs)."""
+def _feed_endpoint(g: Graph, endpoint: str) -> tuple[Node, int]:
+    """The node and output index a feed names (TF's ``FeedInputs`` checks)."""
     src, out = parse_tensor_name(endpoint)
     node = g.get(src)
     if node is None:
-        raise errors.NotFoundError(None, None, missing)
+        raise errors.NotFoundError(None, None, f"FeedInputs: unable to find feed output {endpoint}")
     if out >= len(node.output_dtypes):
         raise errors.InvalidArgumentError(
             None,
             None,
-            f"{kind}: {endpoint} is out of range: {src} has {len(node.output_dtypes)} outputs",
+            f"FeedInputs: {endpoint} should have output index < {len(node.output_dtypes)}",
+        )
+    return node, out
+
+
+def _fetch_endpoint(g: Graph, endpoint: str) -> tuple[Node, int]:
+    """The node and output index a fetch names (TF's ``FetchOutputs`` checks)."""
+    src, out = parse_tensor_name(endpoint)
+    node = g.get(src)
+    if node is None:
+        raise errors.NotFoundError(None, None, f"FetchOutputs node {endpoint}: not found")
+    if not node.output_dtypes:
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"Tried to fetch data for '{endpoint}', which produces no output.  To run to a node "
+            f"but not fetch any data, pass '{endpoint}' as an argument to the "
+            "'target_node_names' argument of the Session::Run API.",
+        )
+    if out >= len(node.output_dtypes):
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"FetchOutputs {endpoint}: output index too large, must be < {len(node.output_dtypes)}",
         )
     return node, out
 
@@ -128,9 +146,7 @@ def _add_feeds(g: Graph, feeds: Sequence[str], client: _Client) -> dict[Edge, Ed
     """A feed node per fed tensor; the map from each fed tensor to its feed node's output."""
     feed_of: dict[Edge, Edge] = {}
     for index, feed in enumerate(feeds):
-        node, out = _endpoint(
-            g, feed, "FeedInputs", f"FeedInputs: unable to find feed output {feed}"
-        )
+        node, out = _feed_endpoint(g, feed)
         dtype = node.output_dtypes[out].base_dtype
         if client.function_convention:
             attrs: dict[str, Any] = {"T": dtype, "index": index}
@@ -166,7 +182,7 @@ def _add_fetches(
     """A fetch node per fetched tensor; their names (the roots pruning starts from)."""
     roots = []
     for index, fetch in enumerate(fetches):
-        node, out = _endpoint(g, fetch, "FetchOutputs", f"FetchOutputs node {fetch}: not found")
+        node, out = _fetch_endpoint(g, fetch)
         edge = feed_of.get((node.name, out), (node.name, out))
         dtype = node.output_dtypes[out].base_dtype
         if client.function_convention:

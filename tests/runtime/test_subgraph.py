@@ -73,6 +73,7 @@ def test_retval_nodes(graph: Graph) -> None:
     assert second.attrs["index"] == 1
     assert second.inputs == [("c", 0)]
     assert first.assigned_device == CLIENT
+    assert first.requested_device == ""  # assigned, never requested: as TF's rewrite
 
 
 def test_fed_tensor_cuts_off_its_producers(graph: Graph) -> None:
@@ -107,29 +108,58 @@ def test_fetching_a_fed_tensor_is_an_error(graph: Graph) -> None:
         rewrite_for_execution(graph, ["c:0"], ["c:0"], [], CLIENT)
 
 
+def _exactly(text: str) -> str:
+    import re
+
+    return f"^{re.escape(text)}$"
+
+
+# The texts are TensorFlow's subgraph.cc (RewriteGraphForExecution): its C API and Python client
+# check endpoints before the session sees them, so these are what its DirectSession::Run says.
+
+
 def test_fetch_of_missing_node(graph: Graph) -> None:
-    with pytest.raises(errors.NotFoundError, match="nope:0"):
+    with pytest.raises(errors.NotFoundError, match=_exactly("FetchOutputs node nope:0: not found")):
         rewrite_for_execution(graph, [], ["nope:0"], [], CLIENT)
 
 
 def test_fetch_output_index_out_of_range(graph: Graph) -> None:
-    with pytest.raises(errors.InvalidArgumentError, match=r"c:3.*out of range"):
+    message = "FetchOutputs c:3: output index too large, must be < 1"
+    with pytest.raises(errors.InvalidArgumentError, match=_exactly(message)):
         rewrite_for_execution(graph, [], ["c:3"], [], CLIENT)
 
 
+def test_fetch_of_an_op_without_outputs(graph: Graph) -> None:
+    message = (
+        "Tried to fetch data for 't:0', which produces no output.  To run to a node but not fetch "
+        "any data, pass 't:0' as an argument to the 'target_node_names' argument of the "
+        "Session::Run API."
+    )
+    with pytest.raises(errors.InvalidArgumentError, match=_exactly(message)):
+        rewrite_for_execution(graph, [], ["t:0"], [], CLIENT)
+
+
 def test_feed_of_missing_node(graph: Graph) -> None:
-    with pytest.raises(errors.NotFoundError, match="nope:0"):
+    message = "FeedInputs: unable to find feed output nope:0"
+    with pytest.raises(errors.NotFoundError, match=_exactly(message)):
         rewrite_for_execution(graph, ["nope:0"], ["c:0"], [], CLIENT)
 
 
 def test_feed_output_index_out_of_range(graph: Graph) -> None:
-    with pytest.raises(errors.InvalidArgumentError, match=r"a:1.*out of range"):
+    message = "FeedInputs: a:1 should have output index < 1"
+    with pytest.raises(errors.InvalidArgumentError, match=_exactly(message)):
         rewrite_for_execution(graph, ["a:1"], ["c:0"], [], CLIENT)
 
 
-def test_missing_target(graph: Graph) -> None:
-    with pytest.raises(errors.NotFoundError, match="target nodes not found: nope"):
-        rewrite_for_execution(graph, [], [], ["nope"], CLIENT)
+def test_feeds_are_checked_before_fetches(graph: Graph) -> None:
+    with pytest.raises(errors.InvalidArgumentError, match="^FeedInputs"):
+        rewrite_for_execution(graph, ["a:1"], ["c:3"], [], CLIENT)
+
+
+def test_missing_targets_are_all_named(graph: Graph) -> None:
+    message = "PruneForTargets: Some target nodes not found: nope gone "
+    with pytest.raises(errors.NotFoundError, match=_exactly(message)):
+        rewrite_for_execution(graph, [], [], ["nope", "t", "gone"], CLIENT)
 
 
 def test_feeding_the_same_endpoint_twice(graph: Graph) -> None:
