@@ -92,7 +92,8 @@ class DirectSession:
     def __init__(self, config: Any = None) -> None:
         self.config = config
         self.device_mgr = DeviceMgr(add_devices(config, LOCAL_TASK))
-        self._state = GraphExecutionState(self.device_mgr, config)
+        log = _log_placement if config is not None and config.log_device_placement else None
+        self._state = GraphExecutionState(self.device_mgr, config, on_placed=log)
         self._functions = FunctionLibraryRuntime(self._state.library, _optimizer_options(config))
         self._executors: dict[tuple[Any, ...], ExecutorsAndKeys] = {}
         self._kernels: dict[tuple[str, str], OpKernel] = {}
@@ -110,10 +111,7 @@ class DirectSession:
     def extend(self, node_defs: Iterable[Any], library: Any = None) -> None:
         self._check_open()
         with self._build_lock:
-            before = self._state.graph
             self._state.extend(node_defs, library)
-            if self._state.graph is not before and self._log_device_placement:
-                _log_placement(self._state.graph)
 
     @property
     def graph(self) -> Graph:
@@ -331,10 +329,6 @@ class DirectSession:
 
         return create
 
-    @property
-    def _log_device_placement(self) -> bool:
-        return bool(self.config is not None and self.config.log_device_placement)
-
     # -- lifetime ----------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
@@ -485,9 +479,13 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _log_placement(graph: Graph) -> None:
-    """``log_device_placement``: TensorFlow's placer line for every node, on stdout."""
-    lines = [f"{n.name}: ({n.op}): {n.assigned_device}\n" for n in graph.nodes]
+def _log_placement(nodes: Sequence[Node]) -> None:
+    """``log_device_placement``: TensorFlow's placer line for each node placed, on stdout.
+
+    Called for each placement as it is made: the full graph at each extension, or with
+    ``place_pruned_graph`` each build's pruned graph (``GraphExecutionState``).
+    """
+    lines = [f"{n.name}: ({n.op}): {n.assigned_device}\n" for n in nodes]
     sys.stdout.write("".join(lines))
     sys.stdout.flush()
 

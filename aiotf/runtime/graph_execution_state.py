@@ -1,17 +1,24 @@
 """GraphExecutionState: the session's full graph, placed, and the build of per-call partitions.
 
-The full graph grows append-only (``extend``); new nodes are placed when they arrive, and nodes
-already placed keep their device. With ``graph_options.place_pruned_graph`` nothing is placed up
-front: each build places its pruned graph, and only stateful nodes keep their device. ``build`` turns one call signature into per-device partition
-graphs: POST_REWRITE_FOR_EXEC after the feed/fetch rewrite and pruning, POST_PARTITIONING after
-partitioning, then the GraphOptimizer on each partition.
+The full graph grows append-only (``extend``). As TensorFlow's ``Extend`` does, each extension
+places the whole graph afresh: stateful nodes keep the device they were given (their state lives
+there), every other node is placed again, so a generator placed alone may now join a new
+consumer's device. Executors already built keep the partitions they were built from (the graph
+is copied, never changed in place). With ``graph_options.place_pruned_graph`` nothing is placed up
+front: each build places its pruned graph, and only stateful nodes keep their device.
+
+``build`` turns one call signature into per-device partition graphs: POST_REWRITE_FOR_EXEC after
+the feed/fetch rewrite and pruning, POST_PARTITIONING after partitioning, then the GraphOptimizer
+on each partition. ``on_placed`` (``log_device_placement``) sees each placement as it is made: the
+full graph's at each extension, or with ``place_pruned_graph`` each build's pruned graph, in the
+order TensorFlow assigns the nodes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from aiotf.devices.device_mgr import DeviceMgr
@@ -29,10 +36,16 @@ class BuildResult:
     client_graph: Graph
 
 
+PlacementLogger = Callable[[Sequence[Node]], None]
+
+
 class GraphExecutionState:
-    def __init__(self, device_mgr: DeviceMgr, config: Any) -> None:
+    def __init__(
+        self, device_mgr: DeviceMgr, config: Any, on_placed: PlacementLogger | None = None
+    ) -> None:
         self._device_mgr = device_mgr
         self._config = config
+        self._on_placed = on_placed
         self._graph = Graph()
         self.library = FunctionLibraryDefinition()  # the graph's functions (control flow v2)
         self._name_counter = itertools.count()  # partition node names, unique per session
@@ -42,7 +55,7 @@ class GraphExecutionState:
         return self._graph
 
     def extend(self, node_defs: Iterable[Any], library: Any = None) -> None:
-        """Add nodes (NodeDef protos) to the full graph and place them; all or nothing.
+        """Add nodes (NodeDef protos) to the full graph and place it again; all or nothing.
 
         ``library`` (a FunctionDefLibrary) adds functions the nodes may call first.
         """
@@ -55,13 +68,18 @@ class GraphExecutionState:
             candidate.add(node)
         _check_inputs_exist(candidate, new_nodes)
         if not self._place_pruned_graph:
+            for node in candidate:  # TF's RestoreStatefulNodes: only stateful nodes stay put
+                if not node.is_stateful:
+                    node.assigned_device = ""
             self._place(candidate)
         self._graph = candidate
 
     def _place(self, graph: Graph) -> None:
         options = self._pass_options(graph=graph)
         run_grouping(Grouping.PRE_PLACEMENT, options)
-        placer.place(graph, self._device_mgr, self._allow_soft_placement)
+        order = placer.place(graph, self._device_mgr, self._allow_soft_placement)
+        if self._on_placed is not None:
+            self._on_placed(order)
         run_grouping(Grouping.POST_PLACEMENT, options)
 
     def build(

@@ -283,3 +283,134 @@ async def test_place_pruned_graph_keeps_stateful_nodes_where_they_were_placed() 
         assert value == 2.0
     finally:
         sess.close()
+
+
+# -- extension re-places the graph; log_device_placement: recorded from TensorFlow 2.21 -------------
+
+
+def _unoptimized_two_cpus(**kwargs: Any) -> Any:
+    options = aiotf.GraphOptions(optimizer_options=aiotf.OptimizerOptions(opt_level=-1))
+    return two_cpus(graph_options=options, **kwargs)
+
+
+async def _placed_partitions(session: DirectSession, fetch: str) -> list[tuple[str, str, str]]:
+    metadata = aiotf.RunMetadata()
+    options = aiotf.RunOptions(output_partition_graphs=True)
+    await session.run({}, [fetch], run_options=options, run_metadata=metadata)
+    return sorted((n.name, n.op, n.device[-5:]) for g in metadata.partition_graphs for n in g.node)
+
+
+async def test_extend_places_stateless_nodes_again() -> None:
+    g = aiotf.Graph()
+    with g.as_default():
+        c = aiotf.constant(1.0, name="c")
+    session = DirectSession(_unoptimized_two_cpus())
+    try:
+        session.extend(node_defs(g))
+        assert await _placed_partitions(session, "c:0") == [
+            ("_retval_c_0_0", "_Retval", "CPU:0"),
+            ("c", "Const", "CPU:0"),
+        ]
+        with g.as_default(), aiotf.device("/cpu:1"):
+            aiotf.add(c, 1.0, name="y")
+        session.extend([op.node_def for op in g.get_operations() if op.name != "c"])
+        assert session.graph["c"].assigned_device == CPU1  # the generator joins its consumer
+        assert await _placed_partitions(session, "y:0") == [
+            ("_retval_y_0_0", "_Retval", "CPU:0"),
+            ("c", "Const", "CPU:1"),
+            ("y", "AddV2", "CPU:1"),
+            ("y/_0", "_Send", "CPU:1"),
+            ("y/_1", "_Recv", "CPU:0"),
+            ("y/y", "Const", "CPU:1"),
+        ]
+        # Executors built before the extension stay as they were built.
+        assert await _placed_partitions(session, "c:0") == [
+            ("_retval_c_0_0", "_Retval", "CPU:0"),
+            ("c", "Const", "CPU:0"),
+        ]
+    finally:
+        session.close()
+
+
+async def test_extend_keeps_stateful_nodes_where_they_are() -> None:
+    g = aiotf.Graph()
+    with g.as_default():
+        v = aiotf.Variable(np.float32(1.0), name="v")
+    session = DirectSession(_unoptimized_two_cpus())
+    try:
+        session.extend(node_defs(g))
+        await session.run({}, [], [v.initializer.name])
+        with g.as_default(), aiotf.device("/cpu:1"):
+            aiotf.assign_add(v, 1.0, name="inc")
+        seen = {op.name for op in g.get_operations()} - {"inc", "inc/value"}
+        session.extend([op.node_def for op in g.get_operations() if op.name not in seen])
+        # The variable stays on CPU:0; its update gives way to it, its generator does not.
+        assert await _placed_partitions(session, "inc:0") == [
+            ("_retval_inc_0_0", "_Retval", "CPU:0"),
+            ("inc", "AssignAdd", "CPU:0"),
+            ("inc/value", "Const", "CPU:1"),
+            ("inc/value/_0", "_Send", "CPU:1"),
+            ("inc/value/_1", "_Recv", "CPU:0"),
+            ("v", "VariableV2", "CPU:0"),
+        ]
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize(
+    ("pruned", "expected"),
+    [
+        (
+            True,
+            [
+                "y: (Neg): CPU:0",
+                "_retval_y_0_0: (_Retval): CPU:0",
+                "c: (Const): CPU:0",
+                "-- run y",
+                "_retval_c_0_0: (_Retval): CPU:0",
+                "c: (Const): CPU:0",
+                "-- run c",
+                "y: (Neg): CPU:0",
+                "z: (Neg): CPU:1",
+                "_retval_z_0_0: (_Retval): CPU:0",
+                "c: (Const): CPU:0",
+                "-- run z",
+            ],
+        ),
+        (
+            False,
+            [
+                "y: (Neg): CPU:0",
+                "c: (Const): CPU:0",
+                "-- run y",
+                "-- run c",
+                "y: (Neg): CPU:0",
+                "z: (Neg): CPU:1",
+                "c: (Const): CPU:0",
+                "-- run z",
+            ],
+        ),
+    ],
+)
+async def test_log_device_placement_logs_each_placement_made(
+    capsys: pytest.CaptureFixture[str], pruned: bool, expected: list[str]
+) -> None:
+    g = aiotf.Graph()
+    with g.as_default():
+        c = aiotf.constant(1.0, name="c")
+        aiotf.negative(c, name="y")
+    options = aiotf.GraphOptions(place_pruned_graph=pruned)
+    session = DirectSession(two_cpus(log_device_placement=True, graph_options=options))
+    try:
+        session.extend(node_defs(g))
+        await session.run({}, ["y:0"])
+        print("-- run y")
+        await session.run({}, ["c:0"])
+        print("-- run c")
+        session.extend([neg_def("z", "y", "/cpu:1")])
+        await session.run({}, ["z:0"])
+        print("-- run z")
+    finally:
+        session.close()
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.replace(f"{TASK}/device:", "") for line in lines] == expected
