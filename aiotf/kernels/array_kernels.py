@@ -369,7 +369,13 @@ def tile(x: Array, multiples: Array) -> Array:
     for i, m in enumerate(reps):
         if m < 0:
             raise _invalid(f"Expected multiples[{i}] >= 0, but got {m}")
-    return np.tile(x, reps) if reps else np.array(x)
+    if not reps:
+        return np.array(x)
+    # One broadcast assignment into (m0, d0, m1, d1, ...): unlike np.tile's repeat, the copy
+    # releases the GIL, so a big Tile in the pool leaves the event loop running.
+    out = np.empty([n for m, d in zip(reps, x.shape, strict=True) for n in (m, d)], x.dtype)
+    out[...] = x.reshape([n for d in x.shape for n in (1, d)])
+    return out.reshape([m * d for m, d in zip(reps, x.shape, strict=True)])
 
 
 @register_kernel("Where")

@@ -185,3 +185,30 @@ async def test_strings(run) -> None:
     assert got.tolist() == s.tolist()
     got = await run("Reshape", [s, np.array([-1], I32)])
     assert got.tolist() == [b"a", b"b", b"c", b"d"]
+
+
+@pytest.mark.parametrize(
+    ("shape", "reps"),
+    [
+        ((2, 3), [2, 1]),
+        ((2, 3), [1, 3]),
+        ((2, 1, 3), [2, 3, 0]),
+        ((4,), [3]),
+        ((), []),
+        ((0, 2), [3, 2]),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, object])
+async def test_tile_is_numpys(run, same, shape, reps, dtype) -> None:
+    x = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    x = (
+        np.array([str(v).encode() for v in x.ravel()], object).reshape(shape)
+        if dtype is object
+        else x.astype(dtype)
+    )
+    got = await run("Tile", [x, np.array(reps, I32)])
+    want = np.tile(x, reps) if reps else x
+    if dtype is object:  # a 0-d string comes back as bytes
+        got = np.asarray(got, dtype=object)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tolist() == want.tolist()
