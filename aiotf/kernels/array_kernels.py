@@ -9,7 +9,16 @@ import numpy as np
 
 from aiotf.framework import dtypes, errors
 from aiotf.framework import strided_slice as slice_spec
-from aiotf.kernels.registry import KernelNode, register_kernel
+from aiotf.kernels import array_costs as costs
+from aiotf.kernels.registry import (
+    NS_PER_ELEMENT,
+    NS_PER_FOUND,
+    NS_PER_PERMUTED,
+    KernelNode,
+    first_input_cost,
+    input_elements,
+    register_kernel,
+)
 
 Array = np.ndarray[Any, Any]
 
@@ -98,7 +107,7 @@ def stop_gradient(value: Array) -> Array:
     return value
 
 
-@register_kernel("ZerosLike")
+@register_kernel("ZerosLike", cost=first_input_cost(NS_PER_ELEMENT))
 def zeros_like(x: Array) -> Array:
     x = np.asarray(x)
     if x.dtype.kind in "SUO":
@@ -106,12 +115,12 @@ def zeros_like(x: Array) -> Array:
     return np.zeros_like(x)
 
 
-@register_kernel("OnesLike")
+@register_kernel("OnesLike", cost=first_input_cost(NS_PER_ELEMENT))
 def ones_like(x: Array) -> Array:
     return np.ones_like(np.asarray(x))
 
 
-@register_kernel("Fill")
+@register_kernel("Fill", cost=costs.fill_cost)
 def fill(dims: Array, value: Array) -> Array:
     if np.ndim(dims) != 1:
         raise _invalid(f"dims must be a vector, got shape {_shape_str(dims)}")
@@ -144,7 +153,7 @@ def rank(x: Array) -> Array:
     return np.asarray(np.ndim(x), dtype=np.int32)
 
 
-@register_kernel("BroadcastTo")
+@register_kernel("BroadcastTo", cost=costs.broadcast_to_cost)
 def broadcast_to(x: Array, shape: Array) -> Array:
     target = _vector(shape, "shape")
     x = np.asarray(x)
@@ -248,19 +257,19 @@ def _gather(params: Array, indices: Array, axis: int, batch_dims: int) -> Array:
     return np.ascontiguousarray(g.reshape((*batch, *g.shape[1:])))
 
 
-@register_kernel("Gather")
+@register_kernel("Gather", cost=costs.gather_cost)
 def gather(params: Array, indices: Array) -> Array:
     return _gather(params, indices, 0, 0)
 
 
-@register_kernel("GatherV2")
+@register_kernel("GatherV2", cost=costs.gather_v2_cost)
 def gather_v2(params: Array, indices: Array, axis: Array, *, batch_dims: int) -> Array:
     if np.size(axis) != 1:
         raise _invalid(f"axis must be scalar, but got shape {_shape_str(axis)}")
     return _gather(params, indices, int(np.reshape(axis, -1)[0]), batch_dims)
 
 
-@register_kernel("Pack")
+@register_kernel("Pack", cost=input_elements)
 def pack(*values: Array, axis: int) -> Array:
     arrays = _strings_as_objects(values)
     first = arrays[0]
@@ -276,7 +285,7 @@ def pack(*values: Array, axis: int) -> Array:
     return np.stack(arrays, axis=axis)
 
 
-@register_kernel("Unpack")
+@register_kernel("Unpack", cost=costs.unpack_cost)
 def unpack(value: Array, *, num: int, axis: int) -> Any:
     value = np.asarray(value)
     if not -value.ndim <= axis < value.ndim:
@@ -288,7 +297,7 @@ def unpack(value: Array, *, num: int, axis: int) -> Any:
     return _several(tuple(np.array(moved[i]) for i in range(num)))  # a copy, 0-d stays 0-d
 
 
-@register_kernel("Reverse")
+@register_kernel("Reverse", cost=first_input_cost(NS_PER_ELEMENT))
 def reverse(tensor: Array, dims: Array) -> Array:
     tensor = np.asarray(tensor)
     flags = np.reshape(dims, -1)
@@ -303,7 +312,7 @@ def reverse(tensor: Array, dims: Array) -> Array:
     return np.ascontiguousarray(np.flip(tensor, axes)) if axes else tensor
 
 
-@register_kernel("ReverseV2")
+@register_kernel("ReverseV2", cost=first_input_cost(NS_PER_ELEMENT))
 def reverse_v2(tensor: Array, axis: Array) -> Array:
     tensor = np.asarray(tensor)
     if np.ndim(axis) != 1:
@@ -319,7 +328,7 @@ def reverse_v2(tensor: Array, axis: Array) -> Array:
     return np.ascontiguousarray(np.flip(tensor, tuple(sorted(seen)))) if seen else tensor
 
 
-@register_kernel("Slice")
+@register_kernel("Slice", cost=costs.slice_cost)
 def slice_(x: Array, begin: Array, size: Array) -> Array:
     x = np.asarray(x)
     if (
@@ -347,7 +356,7 @@ def slice_(x: Array, begin: Array, size: Array) -> Array:
     return np.array(x[tuple(index)])
 
 
-@register_kernel("StridedSlice")
+@register_kernel("StridedSlice", cost=costs.strided_slice_cost)
 def strided_slice(x: Array, begin: Array, end: Array, strides: Array, *, node: KernelNode) -> Array:
     x = np.asarray(x)
     try:
@@ -357,7 +366,7 @@ def strided_slice(x: Array, begin: Array, end: Array, strides: Array, *, node: K
     return np.array(x[index], dtype=x.dtype)
 
 
-@register_kernel("Tile")
+@register_kernel("Tile", cost=costs.tile_cost)
 def tile(x: Array, multiples: Array) -> Array:
     x = np.asarray(x)
     if np.ndim(multiples) != 1 or np.size(multiples) != x.ndim:
@@ -378,12 +387,12 @@ def tile(x: Array, multiples: Array) -> Array:
     return out.reshape([m * d for m, d in zip(reps, x.shape, strict=True)])
 
 
-@register_kernel("Where")
+@register_kernel("Where", cost=first_input_cost(NS_PER_FOUND))
 def where(x: Array) -> Array:
     return np.argwhere(np.asarray(x)).astype(np.int64)
 
 
-@register_kernel("ConcatV2")
+@register_kernel("ConcatV2", cost=input_elements)
 def concat_v2(*inputs: Array) -> Array:
     *values, axis_t = inputs
     arrays = _strings_as_objects(values)
@@ -455,7 +464,7 @@ def reshape(tensor: Array, shape: Array) -> Array:
     return tensor.reshape(target)
 
 
-@register_kernel("Transpose")
+@register_kernel("Transpose", cost=first_input_cost(NS_PER_PERMUTED))
 def transpose(x: Array, perm: Array) -> Array:
     x = np.asarray(x)
     if np.ndim(perm) != 1:
@@ -508,17 +517,17 @@ def _pad_constant(x: Array, paddings: Array, value: Array | None) -> Array:
     return out
 
 
-@register_kernel("Pad")
+@register_kernel("Pad", cost=costs.pad_cost)
 def pad(x: Array, paddings: Array) -> Array:
     return _pad_constant(x, paddings, None)
 
 
-@register_kernel("PadV2")
+@register_kernel("PadV2", cost=costs.pad_cost)
 def pad_v2(x: Array, paddings: Array, constant_values: Array) -> Array:
     return _pad_constant(x, paddings, constant_values)
 
 
-@register_kernel("MirrorPad")
+@register_kernel("MirrorPad", cost=costs.pad_cost)
 def mirror_pad(x: Array, paddings: Array, *, mode: bytes) -> Array:
     """REFLECT mirrors without the edge (pads < size), SYMMETRIC with it (pads <= size)."""
     x = np.asarray(x)
@@ -540,7 +549,7 @@ def mirror_pad(x: Array, paddings: Array, *, mode: bytes) -> Array:
     return np.pad(x, pads, mode="reflect" if reflect else "symmetric")
 
 
-@register_kernel("OneHot")
+@register_kernel("OneHot", cost=costs.one_hot_cost)
 def one_hot(indices: Array, depth: Array, on_value: Array, off_value: Array, *, axis: int) -> Array:
     """``on_value`` where an index equals the position along ``axis``: out-of-range indices
     (negative ones too) give all-``off_value`` rows."""
@@ -559,7 +568,7 @@ def one_hot(indices: Array, depth: Array, on_value: Array, off_value: Array, *, 
     return out if axis in (-1, rank - 1) else np.ascontiguousarray(np.moveaxis(out, -1, axis))
 
 
-@register_kernel("GatherNd")
+@register_kernel("GatherNd", cost=costs.gather_nd_cost)
 def gather_nd(params: Array, indices: Array, *, node: KernelNode) -> Array:
     """The slices of ``params`` at the index vectors in ``indices``' last dimension."""
     params, indices = np.asarray(params), np.asarray(indices)
@@ -611,7 +620,7 @@ def _parts(value: Array, sizes: list[int], axis: int) -> tuple[Array, ...]:
     return tuple(np.ascontiguousarray(p) for p in np.split(value, bounds, axis=axis))
 
 
-@register_kernel("Split")
+@register_kernel("Split", cost=input_elements)
 def split(split_dim: Array, value: Array, *, num_split: int) -> Any:
     if np.ndim(split_dim) != 0:
         raise _invalid(f"split_dim must be a scalar but has rank {np.ndim(split_dim)}")
@@ -626,7 +635,7 @@ def split(split_dim: Array, value: Array, *, num_split: int) -> Any:
     return value if num_split == 1 else _parts(value, [size // num_split] * num_split, axis)
 
 
-@register_kernel("SplitV")
+@register_kernel("SplitV", cost=input_elements)
 def split_v(value: Array, size_splits: Array, split_dim: Array, *, num_split: int) -> Any:
     if np.size(split_dim) != 1:
         raise _invalid("split_dim_tensor must have exactly one element.")
@@ -708,7 +717,9 @@ def _internal_dims(block: list[int], pairs: list[tuple[int, int]]) -> range:
     return range(first, last + 1)
 
 
-@register_kernel("SpaceToBatchND", types={"T": _SPACE_BATCH_TYPES})
+@register_kernel(
+    "SpaceToBatchND", types={"T": _SPACE_BATCH_TYPES}, cost=first_input_cost(NS_PER_PERMUTED)
+)
 def space_to_batch_nd(x: Array, block_shape: Array, paddings: Array) -> Array:
     """Pad the spatial dims 1..M, then move each block's offsets into the batch (outermost)."""
     x = np.asarray(x)
@@ -743,7 +754,9 @@ def space_to_batch_nd(x: Array, block_shape: Array, paddings: Array) -> Array:
     return np.ascontiguousarray(moved).reshape([outer, *split[1::2], *rest])
 
 
-@register_kernel("BatchToSpaceND", types={"T": _SPACE_BATCH_TYPES})
+@register_kernel(
+    "BatchToSpaceND", types={"T": _SPACE_BATCH_TYPES}, cost=first_input_cost(NS_PER_PERMUTED)
+)
 def batch_to_space_nd(x: Array, block_shape: Array, crops: Array) -> Array:
     """The inverse of SpaceToBatchND: the batch's block offsets back into the spatial dims 1..M,
     then cropped."""

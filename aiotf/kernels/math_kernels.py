@@ -10,7 +10,16 @@ import numpy as np
 
 from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
-from aiotf.kernels.registry import NS_PER_FLOP, elementwise_cost, register_kernel
+from aiotf.kernels.registry import (
+    NS_PER_ELEMENT,
+    NS_PER_FLOP,
+    NS_PER_PERMUTED,
+    NS_PER_SCANNED,
+    elementwise_cost,
+    first_input_cost,
+    guarded,
+    register_kernel,
+)
 
 Array = np.ndarray[Any, Any]
 
@@ -26,6 +35,20 @@ NUMERIC = FLOATS + COMPLEX + INTS
 def shape_str(x: Any) -> str:
     """A shape as TensorFlow prints it in messages: ``[2,3]``."""
     return "[" + ",".join(str(d) for d in np.shape(x)) + "]"
+
+
+# ArgMax/ArgMin read across the reduced axis (strided along an outer one) and, for floats, pass
+# once more to skip NaNs; string Add concatenates in a Python loop (~0.5 us per element).
+_arg_cost = first_input_cost(NS_PER_PERMUTED)
+
+
+def _string_add_cost(x: Any, y: Any) -> float:
+    return 1000 * elementwise_cost(x, y)
+
+
+@guarded
+def _range_cost(start: Any, limit: Any, delta: Any) -> float:
+    return NS_PER_ELEMENT * abs((float(limit) - float(start)) / float(delta))
 
 
 def _binary(x: Array, y: Array, fn: Any, op: str) -> Array:
@@ -51,7 +74,7 @@ def add(x: Array, y: Array) -> Array:
     return _binary(x, y, np.add, "Add")
 
 
-@register_kernel("Add", types={"T": (dtypes.string,)})
+@register_kernel("Add", types={"T": (dtypes.string,)}, cost=_string_add_cost)
 def add_strings(x: Array, y: Array) -> Array:
     a, b = np.broadcast_arrays(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
     out = np.empty(a.shape, dtype=object)
@@ -80,7 +103,7 @@ def neg(x: Array) -> Array:
     return np.negative(x)
 
 
-@register_kernel("LogicalNot", types={})
+@register_kernel("LogicalNot", types={}, cost=elementwise_cost)
 def logical_not(x: Array) -> Array:
     return np.logical_not(x)
 
@@ -162,7 +185,7 @@ def matmul(a: Array, b: Array) -> Array:
     return out
 
 
-@register_kernel("ArgMax", types={"T": NUMERIC + (dtypes.bool,)})
+@register_kernel("ArgMax", types={"T": NUMERIC + (dtypes.bool,)}, cost=_arg_cost)
 def arg_max(x: Array, dimension: Array, *, output_type: dtypes.DType) -> Array:
     return _arg_extreme(x, dimension, output_type, largest=True)
 
@@ -274,7 +297,7 @@ def reciprocal(x: Array) -> Array:
     return np.reciprocal(x)
 
 
-@register_kernel("Reciprocal", types={"T": SIGNED_INTS})
+@register_kernel("Reciprocal", types={"T": SIGNED_INTS}, cost=elementwise_cost)
 def reciprocal_int(x: Array) -> Array:
     _check_nonzero(x)
     return _trunc_div_int(np.ones_like(x), x)
@@ -295,7 +318,7 @@ def pow_(x: Array, y: Array) -> Array:
     return _binary(x, y, np.power, "Pow")
 
 
-@register_kernel("Pow", types={"T": SIGNED_INTS})
+@register_kernel("Pow", types={"T": SIGNED_INTS}, cost=elementwise_cost)
 def pow_int(x: Array, y: Array) -> Array:
     if np.any(y < 0):
         raise errors.InvalidArgumentError(
@@ -304,18 +327,18 @@ def pow_int(x: Array, y: Array) -> Array:
     return _binary(x, y, np.power, "Pow")
 
 
-@register_kernel("FloorDiv", types={"T": INTS})
+@register_kernel("FloorDiv", types={"T": INTS}, cost=elementwise_cost)
 def floor_div_int(x: Array, y: Array) -> Array:
     _check_nonzero(y)
     return _binary(x, y, np.floor_divide, "FloorDiv")
 
 
-@register_kernel("FloorDiv", types={"T": FLOATS})
+@register_kernel("FloorDiv", types={"T": FLOATS}, cost=elementwise_cost)
 def floor_div(x: Array, y: Array) -> Array:
     return _binary(x, y, lambda a, b: np.floor(np.true_divide(a, b)), "FloorDiv")
 
 
-@register_kernel("FloorMod", types={"T": INTS})
+@register_kernel("FloorMod", types={"T": INTS}, cost=elementwise_cost)
 def floor_mod_int(x: Array, y: Array) -> Array:
     _check_nonzero(y)
     return _binary(x, y, np.remainder, "FloorMod")
@@ -326,35 +349,37 @@ def _floor_fmod(x: Array, y: Array) -> Array:
     return np.where((r != 0) & ((y < 0) != (r < 0)), r + y, r)
 
 
-@register_kernel("FloorMod", types={"T": FLOATS})
+@register_kernel("FloorMod", types={"T": FLOATS}, cost=elementwise_cost)
 def floor_mod(x: Array, y: Array) -> Array:
     return _binary(x, y, _floor_fmod, "FloorMod")
 
 
-@register_kernel("TruncateDiv", types={"T": INTS})
+@register_kernel("TruncateDiv", types={"T": INTS}, cost=elementwise_cost)
 def truncate_div_int(x: Array, y: Array) -> Array:
     _check_nonzero(y)
     return _binary(x, y, _trunc_div_int, "TruncateDiv")
 
 
-@register_kernel("TruncateDiv", types={"T": FLOATS})
+@register_kernel("TruncateDiv", types={"T": FLOATS}, cost=elementwise_cost)
 def truncate_div(x: Array, y: Array) -> Array:
     return _binary(x, y, lambda a, b: np.trunc(np.true_divide(a, b)), "TruncateDiv")
 
 
 # TensorFlow registers TruncateMod for these only (no half or bfloat16 kernel).
-@register_kernel("TruncateMod", types={"T": (dtypes.int32, dtypes.int64)})
+@register_kernel("TruncateMod", types={"T": (dtypes.int32, dtypes.int64)}, cost=elementwise_cost)
 def truncate_mod_int(x: Array, y: Array) -> Array:
     _check_nonzero(y)
     return _binary(x, y, np.fmod, "TruncateMod")
 
 
-@register_kernel("TruncateMod", types={"T": (dtypes.float32, dtypes.float64)})
+@register_kernel(
+    "TruncateMod", types={"T": (dtypes.float32, dtypes.float64)}, cost=elementwise_cost
+)
 def truncate_mod(x: Array, y: Array) -> Array:
     return _binary(x, y, np.fmod, "TruncateMod")
 
 
-@register_kernel("Div", types={"T": INTS})
+@register_kernel("Div", types={"T": INTS}, cost=elementwise_cost)
 def div_int(x: Array, y: Array) -> Array:
     _check_nonzero(y)
     return _binary(x, y, _trunc_div_int, "Div")
@@ -365,7 +390,7 @@ def div(x: Array, y: Array) -> Array:
     return _binary(x, y, np.true_divide, "Div")
 
 
-@register_kernel("DivNoNan", types={"T": FLOATS + COMPLEX})
+@register_kernel("DivNoNan", types={"T": FLOATS + COMPLEX}, cost=elementwise_cost)
 def div_no_nan(x: Array, y: Array) -> Array:
     def fn(a: Array, b: Array) -> Array:
         return np.where(b == 0, a.dtype.type(0), np.true_divide(a, b))
@@ -417,22 +442,22 @@ def _equality(x: Array, y: Array, fn: Any, incompatible_shape_error: bool, op: s
     return out if out.shape == shape else np.broadcast_to(out, shape).copy()
 
 
-@register_kernel("Equal")
+@register_kernel("Equal", cost=elementwise_cost)
 def equal(x: Array, y: Array, *, incompatible_shape_error: bool) -> Array:
     return _equality(x, y, np.equal, incompatible_shape_error, "Equal")
 
 
-@register_kernel("NotEqual")
+@register_kernel("NotEqual", cost=elementwise_cost)
 def not_equal(x: Array, y: Array, *, incompatible_shape_error: bool) -> Array:
     return _equality(x, y, np.not_equal, incompatible_shape_error, "NotEqual")
 
 
-@register_kernel("LogicalAnd")
+@register_kernel("LogicalAnd", cost=elementwise_cost)
 def logical_and(x: Array, y: Array) -> Array:
     return _binary(x, y, np.logical_and, "LogicalAnd")
 
 
-@register_kernel("LogicalOr")
+@register_kernel("LogicalOr", cost=elementwise_cost)
 def logical_or(x: Array, y: Array) -> Array:
     return _binary(x, y, np.logical_or, "LogicalOr")
 
@@ -553,7 +578,7 @@ def mean(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _reduce(np.mean, x, reduction_indices, keep_dims, dtype=x.dtype)
 
 
-@register_kernel("Mean", types={"T": INTS})
+@register_kernel("Mean", types={"T": INTS}, cost=elementwise_cost)
 def mean_int(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     axes = reduction_axes(x, reduction_indices)
     x = np.asarray(x)
@@ -588,12 +613,12 @@ def min_(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _extreme(np.min, x, reduction_indices, keep_dims, low=False)
 
 
-@register_kernel("All")
+@register_kernel("All", cost=elementwise_cost)
 def all_(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _reduce(np.all, x, reduction_indices, keep_dims)
 
 
-@register_kernel("Any")
+@register_kernel("Any", cost=elementwise_cost)
 def any_(x: Array, reduction_indices: Array, *, keep_dims: bool) -> Array:
     return _reduce(np.any, x, reduction_indices, keep_dims)
 
@@ -623,17 +648,17 @@ def _scan(fn: Any, identity: int, x: Array, axis: Array, exclusive: bool, revers
     return np.ascontiguousarray(out)
 
 
-@register_kernel("Cumsum", types={"T": NUMERIC})
+@register_kernel("Cumsum", types={"T": NUMERIC}, cost=first_input_cost(NS_PER_SCANNED))
 def cumsum(x: Array, axis: Array, *, exclusive: bool, reverse: bool) -> Array:
     return _scan(np.cumsum, 0, x, axis, exclusive, reverse)
 
 
-@register_kernel("Cumprod", types={"T": NUMERIC})
+@register_kernel("Cumprod", types={"T": NUMERIC}, cost=first_input_cost(NS_PER_SCANNED))
 def cumprod(x: Array, axis: Array, *, exclusive: bool, reverse: bool) -> Array:
     return _scan(np.cumprod, 1, x, axis, exclusive, reverse)
 
 
-@register_kernel("ArgMin", types={"T": NUMERIC + (dtypes.bool,)})
+@register_kernel("ArgMin", types={"T": NUMERIC + (dtypes.bool,)}, cost=_arg_cost)
 def arg_min(x: Array, dimension: Array, *, output_type: dtypes.DType) -> Array:
     return _arg_extreme(x, dimension, output_type, largest=False)
 
@@ -642,7 +667,7 @@ def _num(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-@register_kernel("Range")
+@register_kernel("Range", cost=_range_cost)
 def range_(start: Array, limit: Array, delta: Array, *, Tidx: dtypes.DType) -> Array:  # noqa: N803
     for name, v in (("start", start), ("limit", limit), ("delta", delta)):
         if np.ndim(v) != 0:

@@ -41,20 +41,62 @@ from aiotf.proto import types_pb2
 # blocks the event loop (issue 7: no kernel of ~1 ms on the loop thread). So an elementwise
 # kernel moves to the pool from ~512K elements and a matmul from ~8 Mflop; mlp_b1's kernels (a
 # few us each) stay inline.
+#
+# Memory-bound array kernels are charged by the elements they move: NS_PER_ELEMENT for copies
+# that stream (concat, tile, pad, fill, gather along axis 0, slices); NS_PER_PERMUTED for those
+# that read with strides (transposes, gathers along inner axes, space-to-batch), measured at
+# 0.5-0.7 ns near the threshold and 2-3 ns out of cache; NS_PER_SCANNED for cumulative sums
+# (3.3-8 ns); NS_PER_FOUND for Where (argwhere of a mask, 6-8 ns). A cost function may read
+# small value inputs (a Tile's multiples, a Fill's dims); the loop compiler re-estimates only
+# when an input's shape changes. A kernel that only returns a view or its input (Identity,
+# Reshape, ExpandDims, Shape) needs no estimate: it always runs inline.
 NS_PER_ELEMENT = 0.5
+NS_PER_PERMUTED = 4 * NS_PER_ELEMENT
+NS_PER_SCANNED = 8 * NS_PER_ELEMENT
+NS_PER_FOUND = 16 * NS_PER_ELEMENT
 NS_PER_FLOP = 0.033
 POOL_MIN_COST = 1 << 18
 
 
+def size_of(x: Any) -> int:
+    """The number of elements of an input (1 for a non-array, such as a variable's ref)."""
+    return int(getattr(x, "size", 1))
+
+
 def input_elements(*inputs: Any) -> float:
     """The default cost estimate of an expensive kernel: NS_PER_ELEMENT per input element."""
-    return NS_PER_ELEMENT * sum(getattr(x, "size", 1) for x in inputs)
+    return NS_PER_ELEMENT * sum(size_of(x) for x in inputs)
 
 
 def elementwise_cost(*inputs: Any) -> float:
     """An elementwise kernel's estimate: NS_PER_ELEMENT per element of its largest operand
     (the output of a broadcast is about as large)."""
-    return NS_PER_ELEMENT * max([getattr(x, "size", 1) for x in inputs], default=0)
+    return NS_PER_ELEMENT * max([size_of(x) for x in inputs], default=0)
+
+
+def first_input_cost(rate: float) -> Callable[..., float]:
+    """An estimate of ``rate`` ns per element of the first input (the data; the others are
+    small: an axis, a permutation)."""
+
+    def cost(x: Any, *rest: Any) -> float:
+        return rate * size_of(x)
+
+    cost.__name__ = f"first_input_cost_{rate:g}"
+    return cost
+
+
+def guarded(estimate: Callable[..., float]) -> Callable[..., float]:
+    """``estimate``, or ``input_elements`` when it cannot read its inputs: malformed inputs are
+    for the kernel to report, never for its estimate."""
+
+    @functools.wraps(estimate)
+    def cost(*inputs: Any, **attrs: Any) -> float:
+        try:
+            return estimate(*inputs, **attrs)
+        except (TypeError, ValueError, IndexError, ArithmeticError):
+            return input_elements(*inputs)
+
+    return cost
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +121,7 @@ class KernelDef:
     type_constraints: Mapping[str, frozenset[dtypes.DType]]
     expensive: bool
     cost: Callable[..., float]
+    cost_attr_params: tuple[str, ...]
     is_async: bool
     wants_ctx: bool
     attr_params: tuple[str, ...]
@@ -123,6 +166,9 @@ class OpKernel:
         self.compute: Callable[..., Any] = (
             functools.partial(kernel_def.fn, **bound) if bound else kernel_def.fn
         )
+        if kernel_def.cost_attr_params:  # an estimate that needs attrs gets them bound too
+            attrs = {p: bound[p] for p in kernel_def.cost_attr_params if p in bound}
+            self.cost = functools.partial(kernel_def.cost, **attrs)
 
 
 _REGISTRY: dict[tuple[str, str], list[KernelDef]] = {}
@@ -141,7 +187,8 @@ def register_kernel(
     ``types`` constrains type attrs (``{"T": [float32, float64]}``); several registrations of one
     op may split its dtypes between them. ``expensive`` kernels may run in the device's thread
     pool; ``cost(*inputs)`` estimates their work in nanoseconds (see POOL_MIN_COST; default:
-    ``input_elements``).
+    ``input_elements``). The estimate's keyword-only parameters receive attrs (or ``node``),
+    as the kernel's do; they must be among the kernel's own.
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -150,6 +197,11 @@ def register_kernel(
             for attr, allowed in (types or {}).items()
         }
         params = list(inspect.signature(fn).parameters.values())
+        attr_params = tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+        cost_params = inspect.signature(cost).parameters.values() if cost else ()
+        cost_attrs = tuple(p.name for p in cost_params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+        if not set(cost_attrs) <= set(attr_params):
+            raise ValueError(f"{op_type}'s cost estimate asks for attrs its kernel does not take")
         kernel_def = KernelDef(
             op_type=op_type,
             device_type=device_type,
@@ -157,9 +209,10 @@ def register_kernel(
             type_constraints=constraints,
             expensive=expensive or cost is not None,
             cost=cost or input_elements,
+            cost_attr_params=cost_attrs,
             is_async=inspect.iscoroutinefunction(fn),
             wants_ctx=bool(params) and params[0].name == "ctx",
-            attr_params=tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY),
+            attr_params=attr_params,
             registered_at=_caller(),
         )
         _add(kernel_def)

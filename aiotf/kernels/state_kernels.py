@@ -24,7 +24,7 @@ import numpy as np
 from aiotf.framework import dtypes, errors
 from aiotf.framework.tensor_shape import TensorShape, as_shape
 from aiotf.kernels.context import Ref, ResourceHandle, StepContext
-from aiotf.kernels.registry import KernelNode, register_kernel
+from aiotf.kernels.registry import NS_PER_ELEMENT, KernelNode, register_kernel, size_of
 
 Array = np.ndarray[Any, Any]
 VAR_KIND = "Var"
@@ -35,6 +35,11 @@ _ADDABLE = (
     dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
     dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64,
 )  # fmt: skip
+
+
+def _update_cost(target: Any, value: Any) -> float:
+    """An assignment's estimate: the copy of ``value`` (``target`` is a Ref or a handle)."""
+    return NS_PER_ELEMENT * size_of(value)
 
 
 def tf_type_name(dtype: dtypes.DType) -> str:
@@ -90,7 +95,7 @@ def _lhs_shape(ref: Ref) -> tuple[int, ...]:
     return ()
 
 
-@register_kernel("Assign")
+@register_kernel("Assign", cost=_update_cost)
 def assign(ref: Ref, value: Array, *, validate_shape: bool) -> Ref:
     if validate_shape and _lhs_shape(ref) != value.shape:
         raise errors.InvalidArgumentError(
@@ -120,12 +125,12 @@ def _update_ref(ref: Ref, value: Array, fn: Callable[[Array, Array], Array]) -> 
     return ref
 
 
-@register_kernel("AssignAdd", types={"T": _ADDABLE})
+@register_kernel("AssignAdd", types={"T": _ADDABLE}, cost=_update_cost)
 def assign_add(ref: Ref, value: Array) -> Ref:
     return _update_ref(ref, value, np.add)
 
 
-@register_kernel("AssignSub", types={"T": _ADDABLE})
+@register_kernel("AssignSub", types={"T": _ADDABLE}, cost=_update_cost)
 def assign_sub(ref: Ref, value: Array) -> Ref:
     return _update_ref(ref, value, np.subtract)
 
@@ -217,7 +222,7 @@ def read_variable_op(ctx: StepContext, resource: Array, *, dtype: dtypes.DType) 
     return var.value
 
 
-@register_kernel("AssignVariableOp")
+@register_kernel("AssignVariableOp", cost=_update_cost)
 def assign_variable_op(
     ctx: StepContext, resource: Array, value: Array, *, dtype: dtypes.DType, validate_shape: bool
 ) -> None:
@@ -264,14 +269,14 @@ def _update_var(
         var.value = _frozen(fn(var.value, value), var.value.dtype)
 
 
-@register_kernel("AssignAddVariableOp", types={"dtype": _ADDABLE})
+@register_kernel("AssignAddVariableOp", types={"dtype": _ADDABLE}, cost=_update_cost)
 def assign_add_variable_op(
     ctx: StepContext, resource: Array, value: Array, *, dtype: dtypes.DType
 ) -> None:
     _update_var(ctx, resource, value, dtype, np.add)
 
 
-@register_kernel("AssignSubVariableOp", types={"dtype": _ADDABLE})
+@register_kernel("AssignSubVariableOp", types={"dtype": _ADDABLE}, cost=_update_cost)
 def assign_sub_variable_op(
     ctx: StepContext, resource: Array, value: Array, *, dtype: dtypes.DType
 ) -> None:
