@@ -39,23 +39,26 @@ exception comes out as :class:`LoopError` naming the node.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
-from aiotf.kernels.registry import NS_PER_ELEMENT, POOL_MIN_COST, elementwise_cost
-from aiotf.runtime.loop_compiler import LoopError, LoopItem, deref
+from aiotf.kernels.registry import POOL_MIN_COST
+from aiotf.runtime.loop_compiler import (
+    ELEMENTWISE_LIMIT,
+    LoopError,
+    LoopItem,
+    cost_key,
+    deref,
+    elementwise_gate,
+)
 
 MAX_COMPILED_NODES = 4096  # a bigger partition is interpreted
 # The program checks the clock once this much kernel work has run since the last check: a plain
 # (cheap) kernel counts 1, a pool kernel run inline (up to POOL_MIN_COST: ~260 us) POOLED_WORK.
 YIELD_EVERY = 16
 POOLED_WORK = 4
-# An elementwise kernel's cost (``elementwise_cost``) is below POOL_MIN_COST exactly when every
-# operand has fewer elements than this.
-ELEMENTWISE_LIMIT = math.ceil(POOL_MIN_COST / NS_PER_ELEMENT)
 
 Handover = tuple[int, dict[str, Any]]  # (position in the order, the program's locals)
 FlatGenerator = Generator[Handover | None, float, None]
@@ -229,17 +232,14 @@ class _Codegen:
     def _gate(self, i: int, data: list[str], emit: Callable[[str], None]) -> str:
         """The test that pool kernel ``i`` is cheap enough to call inline (cost below
         POOL_MIN_COST). An elementwise kernel's is its operands' sizes (a Const's is known);
-        any other's is its cost function, called again only when an input's shape changed
-        since the last time (``state[i]``: a cost is a function of the inputs' shapes)."""
+        any other's is its cost function, called again only when its key (``cost_key``:
+        shapes and small integer values) changed since the last time (``state[i]``)."""
         item = self.items[i]
-        if item.cost is elementwise_cost:
-            consts = [x for x in data if x in self.names]
-            if any(self.names[x].size >= ELEMENTWISE_LIMIT for x in consts):
-                return "False"
-            return " and ".join(f"{x}.size < _SIZE" for x in data if x not in consts) or "True"
+        gate = elementwise_gate(item, data, self.names)
+        if gate is not None:
+            return gate
         self.names[f"c{i}"] = item.cost
-        shapes = "".join(f"{x}.shape, " for x in data)
-        emit(f"try: sh = ({shapes})")
+        emit(f"try: sh = {cost_key(item, data)}")
         emit("except AttributeError: sh = None")
         emit(f"known = q.get({i})")
         emit(

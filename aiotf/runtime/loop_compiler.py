@@ -53,18 +53,23 @@ kernel's exception as its ``__cause__``; a pool kernel's failure is the executor
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from aiotf.framework import errors
 from aiotf.kernels.context import DEAD, Ref
-from aiotf.kernels.registry import POOL_MIN_COST
+from aiotf.kernels.registry import NS_PER_ELEMENT, POOL_MIN_COST, elementwise_cost
 from aiotf.runtime.graph import Node
 
+# An elementwise kernel's cost (``elementwise_cost``) is below POOL_MIN_COST exactly when every
+# operand has fewer elements than this.
+ELEMENTWISE_LIMIT = math.ceil(POOL_MIN_COST / NS_PER_ELEMENT)
+SMALL_VALUES = 64  # an integer input of at most this many elements is part of a cost's key
 MAX_COMPILED_NODES = 2048  # a bigger frame stays on the frame schedule (~40 µs per node to compile)
 
 _FORWARD_OPS = frozenset(
@@ -267,6 +272,7 @@ class _Codegen:
             "_deref": deref,
             "_absent": _absent,
             "_POOL_MIN_COST": POOL_MIN_COST,
+            "_SIZE": ELEMENTWISE_LIMIT,
         }
         self.lines: list[str] = []
         members = layout.members[f]
@@ -451,16 +457,21 @@ class _Codegen:
 
     def _pooled(self, i: int, data: list[str], call: str, take: str) -> None:
         """Call pool kernel ``i`` inline while its cost is below POOL_MIN_COST, else hand it to
-        the executor (``yield``) for the device's pool. The estimate is redone only when an
-        input's shape changed: a cost is a function of the inputs' shapes."""
+        the executor (``yield``) for the device's pool. An elementwise kernel's test is its
+        operands' sizes; another's estimate is redone only when its key (``cost_key``) changed."""
         emit = self._emit
         item = self.items[i]
-        self.names[f"c{i}"] = item.cost
         inputs = ", ".join(data)
-        emit(4, f"try: sh = ({''.join(f'{x}.shape, ' for x in data)})")
-        emit(4, "except AttributeError: sh = None")
-        emit(4, f"if sh is None or sh != q{i}: q{i} = sh; p{i} = c{i}({inputs}) < _POOL_MIN_COST")
-        emit(4, f"if p{i}: {call}")
+        gate = elementwise_gate(item, data, {})
+        if gate is None:
+            self.names[f"c{i}"] = item.cost
+            emit(4, f"try: sh = {cost_key(item, data)}")
+            emit(4, "except AttributeError: sh = None")
+            emit(
+                4, f"if sh is None or sh != q{i}: q{i} = sh; p{i} = c{i}({inputs}) < _POOL_MIN_COST"
+            )
+            gate = f"p{i}"
+        emit(4, f"if {gate}: {call}")
         ctx = "cx" if item.wants_ctx else "ctx"
         emit(4, f"else: r, deadline = yield ({i}, {ctx}, [{inputs}]); {take}")
 
@@ -527,6 +538,30 @@ class _Codegen:
             value.flags.writeable = False  # shared by every run, as a Const's value
             self.names[name] = value
         return name
+
+
+def elementwise_gate(item: LoopItem, data: list[str], consts: Mapping[str, Any]) -> str | None:
+    """For a kernel costed by ``elementwise_cost``, the expression that is true exactly when its
+    cost is below POOL_MIN_COST: every operand smaller than ``_SIZE`` (ELEMENTWISE_LIMIT; an
+    operand in ``consts`` is known now). None for any other kernel."""
+    if item.cost is not elementwise_cost:
+        return None
+    if any(consts[x].size >= ELEMENTWISE_LIMIT for x in data if x in consts):
+        return "False"
+    return " and ".join(f"{x}.size < _SIZE" for x in data if x not in consts) or "True"
+
+
+def cost_key(item: LoopItem, data: list[str]) -> str:
+    """The expression of the key a cost verdict is kept under: the inputs' shapes, and the
+    values of the small integer inputs (a Tile's multiples, a Fill's dims, a Pad's paddings
+    decide how much work there is as much as shapes do)."""
+    dtypes = item.node.input_dtypes()
+    parts = []
+    for pos, x in enumerate(data):
+        parts.append(f"{x}.shape")
+        if pos < len(dtypes) and dtypes[pos].base_dtype.is_integer:
+            parts.append(f"{x}.tobytes() if {x}.size <= {SMALL_VALUES} else None")
+    return "(" + "".join(f"{p}, " for p in parts) + ")"
 
 
 def _is_forward(item: LoopItem) -> bool:

@@ -524,3 +524,25 @@ async def test_a_compiled_error_names_its_node_and_the_next_step_works(device: D
         await executor.run(StepContext(1, Rendezvous(), [np.float32(1)], [None], device))
     assert info.value.node_def.name == "boom"
     assert executor._program is not None  # an error does not demote
+
+
+async def test_a_compiled_cost_verdict_follows_small_integer_values(
+    device: Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flat program keeps a pool kernel's verdict under its inputs' shapes and small integer
+    values: a Tile with new multiples (same shapes) is estimated again."""
+    b = Builder(device)
+    x = b.const("x", np.zeros((8, 8), np.float32))
+    m = b.add("_Arg", "m", T=aiotf.int32, index=0)
+    b.add("Tile", "tile", [(x, 0), (m, 0)], T=F32, Tmultiples=aiotf.int32)
+    b.retval("tile")
+    executor = b.executor()
+    assert executor._program is not None
+    spy = PoolSpy(device)
+    monkeypatch.setattr(device, "run_in_pool", spy)
+    for multiples, calls in (([1, 1], 0), ([2, 2], 0), ([400, 400], 1)):
+        retvals: list[Any] = [None]
+        ctx = StepContext(1, Rendezvous(), [np.array(multiples, np.int32)], retvals, device)
+        await executor.run(ctx)
+        assert retvals[0].shape == (8 * multiples[0], 8 * multiples[1])
+        assert spy.calls == calls

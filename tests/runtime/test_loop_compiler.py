@@ -498,3 +498,33 @@ async def test_a_failing_pool_kernel_in_a_compiled_loop_names_its_node(path: str
             await sess.run(out, {x: np.zeros(BIG, np.float32)})
         assert info.value.node_def.name == "while/LCTestPoolFail"
         np.testing.assert_array_equal(await sess.run(out, {x: np.zeros(2, np.float32)}), [3, 3])
+
+
+async def test_a_kernel_whose_cost_depends_on_small_values_is_estimated_again(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Tile's multiples decide its work as much as shapes do: in the second iteration the
+    same shapes carry new multiples, and the Tile that was cheap goes to the pool."""
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.zeros([8, 8])
+
+        def body(i: Any, s: Any) -> Any:
+            k = 1 + i * 399  # 1, then 400: 10M elements, the pool's
+            return i + 1, s + aiotf.reduce_sum(aiotf.tile(x, aiotf.stack([k, k])))
+
+        _, out = aiotf.while_loop(
+            lambda i, s: i < 2, body, [aiotf.constant(0), aiotf.constant(0.0)]
+        )
+    pooled: list[str] = []
+    async with aiotf.Session(graph=g) as sess:
+        device = sess._impl.device_mgr.client_device
+        inner = device.run_in_pool
+
+        async def spy(fn: Any, *args: Any) -> Any:
+            pooled.append(getattr(fn, "__name__", "?"))
+            return await inner(fn, *args)
+
+        monkeypatch.setattr(device, "run_in_pool", spy)
+        assert await sess.run(out) == 0.0
+    assert pooled.count("tile") == 1
