@@ -49,6 +49,7 @@ class GraphExecutionState:
         self._graph = Graph()
         self.library = FunctionLibraryDefinition()  # the graph's functions (control flow v2)
         self._name_counter = itertools.count()  # partition node names, unique per session
+        self._edges_of = (self._graph, subgraph.ConstructedEdges([], []))
 
     @property
     def graph(self) -> Graph:
@@ -91,7 +92,7 @@ class GraphExecutionState:
     ) -> BuildResult:
         """The partitions for one call; ``partial_run``: the rendezvous convention (``_Recv``/``_Send``)."""
         client = self._device_mgr.client_device
-        client_graph = subgraph.rewrite_for_execution(
+        rewritten = subgraph.rewrite(
             self._graph,
             feeds,
             fetches,
@@ -100,12 +101,18 @@ class GraphExecutionState:
             use_function_convention=not partial_run,
             client_incarnation=client.incarnation,
         )
+        client_graph = rewritten.graph
         graph_verifier.check(client_graph, "the feed/fetch rewrite")
         if self._place_pruned_graph:
             self._place_pruned(client_graph)
+        constructed = self._constructed_edges()  # TF's numbering, which names the partitions
+        edge_ids = subgraph.client_edge_ids(self._graph, constructed, rewritten)
+        node_order = subgraph.client_node_order(constructed, rewritten)
         run_grouping(Grouping.POST_REWRITE_FOR_EXEC, self._pass_options(graph=client_graph))
         incarnations = {d.name: d.incarnation for d in self._device_mgr}
-        parts = partition.partition(client_graph, incarnations, self._name_counter)
+        parts = partition.partition(
+            client_graph, incarnations, self._name_counter, edge_ids, node_order
+        )
         graph_verifier.check_partitions(parts, "partitioning")
         run_grouping(Grouping.POST_PARTITIONING, self._pass_options(partition_graphs=parts))
         rewrites = graph_optimizer.enabled_passes(self._optimizer_options)
@@ -114,6 +121,14 @@ class GraphExecutionState:
             graph_optimizer.optimize(part, rewrites, keep)
         graph_verifier.check_partitions(parts, "the GraphOptimizer")
         return BuildResult(parts, client_graph)
+
+    def _constructed_edges(self) -> subgraph.ConstructedEdges:
+        """The full graph's edges as TF's GraphConstructor makes them (cached per graph)."""
+        graph, edges = self._edges_of
+        if graph is not self._graph:
+            edges = subgraph.constructed_edges(self._graph)
+            self._edges_of = (self._graph, edges)
+        return edges
 
     def _place_pruned(self, graph: Graph) -> None:
         """``place_pruned_graph``: place only what this call runs; stateful nodes stay put.

@@ -34,7 +34,14 @@ A frame that stays on one device gets nothing; a graph on one device, or without
 is split as it is (the executor then checks its frames).
 
 The pair shares a ``tensor_name`` of TensorFlow's form ``edge_<id>_<src>``; together with the
-devices and the sender's incarnation it forms the rendezvous key (``runtime/rendezvous.py``).
+devices and the sender's incarnation it forms the rendezvous key (``runtime/rendezvous.py``). The
+id is the edge's id in TF's client graph when the caller knows them (``edge_ids``, from
+``subgraph.client_edge_ids``): then the edges control loops add are numbered on as TF's
+``AddControlFlow`` makes them, loops are added in edge-id order, a node's control inputs are
+visited in edge-id order, and an edge nobody numbered (a pass added it) takes the next free id.
+Without ``edge_ids`` the pairs are numbered 1, 2, ... as they are made. Likewise nodes are split
+in TF's node-id order when the caller gives it (``node_order``; new nodes after), else in graph
+order: that order is the order new nodes are numbered in.
 New node names are ``<src>/_<n>`` (control loops: ``_cloop<dst>/_<n>``, their Const
 ``<dst>/_<n>``), ``n`` counting up across the session's builds (the caller's counter), as
 TensorFlow names them; control loops are named first.
@@ -50,7 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -59,6 +66,7 @@ from aiotf.framework.op_def_registry import lookup
 from aiotf.runtime import control_flow_info
 from aiotf.runtime.control_flow_info import ROOT, ControlFlowInfo, Frame
 from aiotf.runtime.graph import Graph, Node
+from aiotf.runtime.subgraph import EdgeKey
 
 _SWITCH_OPS = frozenset({"Switch", "RefSwitch"})
 _NEXT_ITERATION_OPS = frozenset({"NextIteration", "RefNextIteration"})
@@ -68,10 +76,15 @@ _CONTROL_FLOW_OPS = (
 
 
 class _Namer:
-    def __init__(self, taken: Graph, counter: Iterator[int]) -> None:
+    """New node names (``<prefix>/_<n>``) and the ids of edges (see the module docstring)."""
+
+    def __init__(
+        self, taken: Graph, counter: Iterator[int], edge_ids: dict[EdgeKey, int] | None = None
+    ) -> None:
         self._taken = taken
         self._counter = counter
-        self.edge_id = 0
+        self.edge_ids = edge_ids
+        self._next_id = max(edge_ids.values(), default=0) + 1 if edge_ids is not None else 1
 
     def node_name(self, prefix: str) -> str:
         while True:
@@ -79,28 +92,56 @@ class _Namer:
             if name not in self._taken:
                 return name
 
-    def tensor_name(self, src: str) -> str:
-        self.edge_id += 1
-        return f"edge_{self.edge_id}_{src}"
+    def edge_id(self, edge: EdgeKey) -> int:
+        """``edge``'s id; one not numbered yet gets the next free id."""
+        if self.edge_ids is None:
+            self._next_id += 1
+            return self._next_id - 1
+        found = self.edge_ids.get(edge)
+        if found is None:
+            found = self.edge_ids[edge] = self._next_id
+            self._next_id += 1
+        return found
+
+    def add_edges(self, *edges: EdgeKey) -> None:
+        """Number edges as they are made (when the caller's ids are kept)."""
+        if self.edge_ids is not None:
+            for edge in edges:
+                self.edge_id(edge)
+
+    def order(self, edges: list[EdgeKey]) -> list[EdgeKey]:
+        """``edges`` in id order when ids are known (unnumbered ones last, as they were)."""
+        if self.edge_ids is None:
+            return edges
+        ids = self.edge_ids
+        return sorted(edges, key=lambda e: ids.get(e, len(ids) + 1_000_000_000))
 
 
 def partition(
-    graph: Graph, incarnations: Mapping[str, int], counter: Iterator[int] | None = None
+    graph: Graph,
+    incarnations: Mapping[str, int],
+    counter: Iterator[int] | None = None,
+    edge_ids: Mapping[EdgeKey, int] | None = None,
+    node_order: Sequence[str] = (),
 ) -> dict[str, Graph]:
     """Split ``graph`` (every node placed) by device; ``incarnations`` maps device -> incarnation.
 
-    ``counter`` numbers the new nodes (a fresh count from 0 when not given). ``graph`` is not
-    changed: a graph with control flow is copied before its nodes move and loops are added.
+    ``counter`` numbers the new nodes (a fresh count from 0 when not given); ``edge_ids`` are
+    TF's ids of ``graph``'s edges, which name the pairs, and ``node_order`` the order of TF's
+    node ids. ``graph`` is not changed: a graph with control flow is copied before its nodes move
+    and loops are added.
     """
     counter = counter if counter is not None else itertools.count()
+    ids = dict(edge_ids) if edge_ids is not None else None
     loops = None
     if _spans_devices(graph) and any(node.op in _CONTROL_FLOW_OPS for node in graph):
         graph = graph.copy()
         colocate_control_flow(graph)
-        loops = add_control_flow(graph, counter)
-    splitter = _Splitter(graph, incarnations, _Namer(graph, counter), loops)
-    for node in graph:
-        splitter.split(node)
+        loops = add_control_flow(graph, counter, ids)
+    splitter = _Splitter(graph, incarnations, _Namer(graph, counter, ids), loops)
+    ordered = [name for name in node_order if name in graph]
+    for name in [*ordered, *(n.name for n in graph if n.name not in set(ordered))]:
+        splitter.split(graph[name])
     return splitter.parts
 
 
@@ -167,22 +208,33 @@ class ControlLoops:
         return self.loops[frame, dst.assigned_device].merge.name
 
 
-def add_control_flow(graph: Graph, counter: Iterator[int]) -> ControlLoops | None:
+def add_control_flow(
+    graph: Graph, counter: Iterator[int], edge_ids: dict[EdgeKey, int] | None = None
+) -> ControlLoops | None:
     """TensorFlow's ``AddControlFlow``: control loops for every frame that spans devices.
 
-    Adds them to ``graph`` (``counter`` numbers their names); None when no frame spans devices.
+    Adds them to ``graph`` (``counter`` numbers their names, and ``edge_ids``, when given, gets
+    the ids of their edges); None when no frame spans devices.
     """
-    namer = _Namer(graph, counter)
+    namer = _Namer(graph, counter, edge_ids)
     loops = ControlLoops(control_flow_info.build(graph))
-    for node in graph:  # a snapshot: the loops' own edges are not visited
-        for src in [s for s, _ in node.inputs] + node.control_inputs:
-            src_node = graph[src]
-            if src_node.assigned_device == node.assigned_device:
-                continue
-            frame = loops.frame_of_edge(src_node, node)
-            if frame != ROOT:
-                _add_control_loops(graph, namer, loops, frame, node)
+    for src, _, dst, _ in namer.order(_edges(graph)):  # a snapshot: not the loops' own edges
+        src_node, node = graph[src], graph[dst]
+        if src_node.assigned_device == node.assigned_device:
+            continue
+        frame = loops.frame_of_edge(src_node, node)
+        if frame != ROOT:
+            _add_control_loops(graph, namer, loops, frame, node)
     return loops if loops.loops else None
+
+
+def _edges(graph: Graph) -> list[EdgeKey]:
+    """Every edge of ``graph``, node by node: data inputs by slot, then control inputs."""
+    edges: list[EdgeKey] = []
+    for node in graph:
+        edges += [(src, out, node.name, slot) for slot, (src, out) in enumerate(node.inputs)]
+        edges += [(src, -1, node.name, -1) for src in node.control_inputs]
+    return edges
 
 
 def _add_control_loops(
@@ -196,17 +248,22 @@ def _add_control_loops(
         existing = loops.loops.get((frame, device))
         if existing is not None:
             if child is not None:
-                child.enter.inputs = [(existing.merge.name, 0)]
+                _feed_enter(namer, child, existing.merge.name)
             return
         record = info.frames[frame]
         loop = loops.loops[frame, device] = _add_control_loop(graph, namer, info, record, dst)
         if child is not None:
-            child.enter.inputs = [(loop.merge.name, 0)]
+            _feed_enter(namer, child, loop.merge.name)
         frame, child = record.parent, loop
     if child is not None:
         const = graph.add(_empty_const(namer.node_name(dst.name), device))
         info.frame_of[const.name] = info.parent_of[const.name] = ROOT
-        child.enter.inputs = [(const.name, 0)]
+        _feed_enter(namer, child, const.name)
+
+
+def _feed_enter(namer: _Namer, loop: _ControlLoop, src: str) -> None:
+    loop.enter.inputs = [(src, 0)]
+    namer.add_edges((src, 0, loop.enter.name, 0))
 
 
 def _add_control_loop(
@@ -238,6 +295,13 @@ def _add_control_loop(
     for node in nodes:
         graph.add(node)
         info.frame_of[node.name], info.parent_of[node.name] = frame.name, frame.parent
+    namer.add_edges(  # in the order TF's AddControlLoop makes them
+        (merge, 0, switch, 0),
+        (frame.loop_cond.name, 0, switch, 1),
+        (switch, 1, next_, 0),
+        (enter, 0, merge, 0),
+        (next_, 0, merge, 1),
+    )
     return _ControlLoop(nodes[0], nodes[1])
 
 
@@ -290,19 +354,23 @@ class _Splitter:
         for slot, (src, index) in enumerate(node.inputs):
             src_node = self.graph[src]
             if src_node.assigned_device != dst_device:
-                copy.inputs[slot] = (self.carrier(src_node, index, node, unused), 0)
+                edge = (src, index, node.name, slot)
+                copy.inputs[slot] = (self.carrier(src_node, edge, node, unused), 0)
         controls = []
-        for src in node.control_inputs:
-            src_node = self.graph[src]
+        edges = self.namer.order([(src, -1, node.name, -1) for src in node.control_inputs])
+        for edge in edges:
+            src_node = self.graph[edge[0]]
             if src_node.assigned_device == dst_device:
-                controls.append(src)
+                controls.append(src_node.name)
             else:
-                controls.append(self.carrier(src_node, -1, node, unused))
+                controls.append(self.carrier(src_node, edge, node, unused))
         copy.control_inputs = controls + unused
 
-    def carrier(self, src: Node, index: int, dst: Node, unused: list[str]) -> str:
-        """The node on ``dst``'s device carrying ``src:index`` (-1: a control edge) to ``dst``."""
+    def carrier(self, src: Node, edge: EdgeKey, dst: Node, unused: list[str]) -> str:
+        """The node on ``dst``'s device carrying ``edge`` (from ``src``; a control edge's output
+        is -1) to ``dst``."""
         dst_device = dst.assigned_device
+        index = edge[1]
         key = (src.name, index, dst_device)
         merge = self.loops.merge_for(src, dst) if self.loops is not None else None
         existing = self.recv_of.get(key)
@@ -311,21 +379,27 @@ class _Splitter:
                 unused.append(merge)
             return existing
         if index < 0:
-            name = self._control_pair(src, dst_device, merge)
+            name = self._control_pair(src, edge, dst_device, merge)
         else:
-            name = self._pair(src, index, dst_device, merge)
+            name = self._pair(src, index, self.namer.edge_id(edge), dst_device, merge)
         self.recv_of[key] = name
         return name
 
     def _pair(
-        self, src: Node, index: int, dst_device: str, merge: str | None, edge_src: str = ""
+        self,
+        src: Node,
+        index: int,
+        edge_id: int,
+        dst_device: str,
+        merge: str | None,
+        edge_src: str = "",
     ) -> str:
         """A new pair for ``src:index``; its ``_Recv`` waits for ``merge`` (a control loop's)."""
         namer = self.namer
         src_device = src.assigned_device
         dtype = src.output_dtypes[index].base_dtype
         common = {
-            "tensor_name": namer.tensor_name(edge_src or src.name).encode(),
+            "tensor_name": f"edge_{edge_id}_{edge_src or src.name}".encode(),
             "send_device": src_device.encode(),
             "send_device_incarnation": self.incarnations[src_device],
             "recv_device": dst_device.encode(),
@@ -351,12 +425,12 @@ class _Splitter:
         self.parts[dst_device].add(recv)
         return recv.name
 
-    def _control_pair(self, src: Node, dst_device: str, merge: str | None) -> str:
+    def _control_pair(self, src: Node, edge: EdgeKey, dst_device: str, merge: str | None) -> str:
         """A new pair carrying a control edge from ``src``: dummy Const, Send, Recv, Identity."""
         src_device = src.assigned_device
         dummy = _empty_const(self.namer.node_name(f"{src.name}/ctrl"), src_device, [src.name])
         self.parts[src_device].add(dummy)
-        recv = self._pair(dummy, 0, dst_device, merge, src.name)
+        recv = self._pair(dummy, 0, self.namer.edge_id(edge), dst_device, merge, src.name)
         identity = _node(
             self.namer.node_name(src.name),
             "Identity",

@@ -18,6 +18,20 @@ Two calling conventions, as TensorFlow's (``use_function_convention``):
   given (``"n:i"``) and the client device at both ends; the client sends and receives under the
   same rendezvous keys (``runtime/partial_run.py``), so values come and go while the step runs.
 
+Edge ids. TensorFlow names the ``_Send``/``_Recv`` pair of a cross-device edge after the edge's
+id in the client graph (``edge_<id>_<src>``), so :func:`client_edge_ids` replays how TF numbers
+them: its ``GraphConstructor`` makes the full graph's edges node by node in a topological order
+that prefers GraphDef order (data inputs by slot, then control inputs sorted by name; loop back
+edges last), then links nodes without inputs to the source and nodes without consumers to the
+sink; the rewrite appends its edges (per feed: source to feed node, then the fed tensor's
+consumers, a fed Placeholder's control edges too, in the order they were made; per fetch: the
+fetched tensor, then fetch node to sink); pruning drops edges, the sink and source are linked
+again, and the client graph is a dense copy, numbered from 3 (each ``Graph`` starts with a
+source-to-sink edge, and the client graph is the third copy). Two of TF's internals are beyond
+reach: a node with more than eight out-edges keeps them in a hash set, so the order of a feed's
+new edges then is arbitrary (aiotf keeps creation order); and TF's grappler, when on (its
+default), rewrites the graph before any of this, so numbers match TF with grappler off.
+
 Errors are TensorFlow's (``subgraph.cc``), checked in its order: an endpoint fed twice or both
 fed and fetched, then each feed, each fetch (a node with no outputs, an output index past the
 node's outputs) and the targets (every missing one named). A call with nothing to fetch or run
@@ -26,6 +40,8 @@ is the caller's to refuse or answer (a callable whose fetches are all fed runs n
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +52,17 @@ from aiotf.runtime.graph import Graph, Node, parse_tensor_name
 _PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2"})
 
 Edge = tuple[str, int]
+
+
+@dataclasses.dataclass
+class ClientGraph:
+    """One call's rewritten, pruned graph, and its feed and fetch nodes in feed and fetch order."""
+
+    graph: Graph
+    feeds: list[str]
+    feed_nodes: list[str]
+    fetches: list[str]
+    fetch_nodes: list[str]
 
 
 def rewrite_for_execution(
@@ -52,6 +79,28 @@ def rewrite_for_execution(
 
     ``client_incarnation`` (the client device's) goes into the rendezvous convention's keys.
     """
+    return rewrite(
+        graph,
+        feeds,
+        fetches,
+        targets,
+        client_device,
+        use_function_convention=use_function_convention,
+        client_incarnation=client_incarnation,
+    ).graph
+
+
+def rewrite(
+    graph: Graph,
+    feeds: Sequence[str],
+    fetches: Sequence[str],
+    targets: Sequence[str],
+    client_device: str,
+    *,
+    use_function_convention: bool = True,
+    client_incarnation: int = 0,
+) -> ClientGraph:
+    """:func:`rewrite_for_execution`, with the names of the feed and fetch nodes it added."""
     _check_endpoints(feeds, fetches)
     g = graph.copy()
     client = _Client(client_device, client_incarnation, use_function_convention)
@@ -64,7 +113,8 @@ def rewrite_for_execution(
             None, None, f"PruneForTargets: Some target nodes not found: {' '.join(missing)} "
         )
     prune(g, [*roots, *targets])
-    return g
+    feed_nodes = [name for name, _ in feed_of.values()]
+    return ClientGraph(g, list(feeds), feed_nodes, list(fetches), roots)
 
 
 def _check_endpoints(feeds: Sequence[str], fetches: Sequence[str]) -> None:
@@ -210,3 +260,123 @@ def prune(g: Graph, roots: Sequence[str]) -> None:
     for node in g:
         if node.name not in keep:
             g.remove(node.name)
+
+
+# -- TensorFlow's edge ids ------------------------------------------------------------------------
+
+EdgeKey = tuple[str, int, str, int]
+"""An edge: ``(src, src_output, dst, dst_input)``; a control edge has -1 at both ends."""
+
+SOURCE, SINK = "_SOURCE", "_SINK"
+_FIRST_ID = 3  # the dense client graph's source-to-sink edges: its own, and two copied ones
+_MERGE_OPS = frozenset({"Merge", "RefMerge"})
+_NEXT_ITERATION_OPS = frozenset({"NextIteration", "RefNextIteration"})
+
+
+@dataclasses.dataclass(frozen=True)
+class ConstructedEdges:
+    """A full graph's edges in TF's ``GraphConstructor`` order, and its nodes in id order."""
+
+    edges: list[EdgeKey]
+    nodes: list[str]
+
+
+def constructed_edges(graph: Graph) -> ConstructedEdges:
+    """The edges TF makes converting ``graph``'s GraphDef: node by node, the ready node first in
+    GraphDef order; a Merge waits for one data input only when a NextIteration feeds it, whose
+    edges (back edges) come after every node's; then the source and sink links."""
+    nodes = graph.nodes
+    index = {node.name: i for i, node in enumerate(nodes)}
+    next_iterations = {n.name for n in nodes if n.op in _NEXT_ITERATION_OPS}
+    pending: list[int] = []
+    outputs: list[list[int]] = [[] for _ in nodes]
+    for i, node in enumerate(nodes):
+        sources = [src for src, _ in node.inputs] + node.control_inputs
+        pending.append(len(sources))
+        if node.op in _MERGE_OPS and any(src in next_iterations for src, _ in node.inputs):
+            pending[i] = len(node.control_inputs) + 1
+        for src in sources:
+            outputs[index[src]].append(i)
+    ready = [i for i, count in enumerate(pending) if count == 0]
+    made: set[str] = set()
+    edges: list[EdgeKey] = []
+    back: list[EdgeKey] = []
+    order: list[str] = []
+    while ready:
+        node = nodes[heapq.heappop(ready)]
+        order.append(node.name)
+        keys = [(src, out, node.name, slot) for slot, (src, out) in enumerate(node.inputs)]
+        keys += [(src, -1, node.name, -1) for src in sorted(set(node.control_inputs))]
+        for key in keys:
+            (edges if key[0] in made else back).append(key)
+        made.add(node.name)
+        for out in outputs[index[node.name]]:
+            if node.name in next_iterations and nodes[out].op in _MERGE_OPS:
+                continue
+            pending[out] -= 1
+            if pending[out] == 0:
+                heapq.heappush(ready, out)
+    edges += back
+    return ConstructedEdges(edges + _source_and_sink_edges(order, edges), order)
+
+
+def _source_and_sink_edges(nodes: Sequence[str], edges: Sequence[EdgeKey]) -> list[EdgeKey]:
+    """TF's ``FixupSourceAndSinkEdges``: the source to each node without in-edges, each node
+    without out-edges to the sink, in node order."""
+    has_in = {e[2] for e in edges}
+    has_out = {e[0] for e in edges}
+    added: list[EdgeKey] = []
+    for name in nodes:
+        if name not in has_in:
+            added.append((SOURCE, -1, name, -1))
+        if name not in has_out:
+            added.append((name, -1, SINK, -1))
+    return added
+
+
+def client_edge_ids(
+    full: Graph, constructed: ConstructedEdges, client: ClientGraph
+) -> dict[EdgeKey, int]:
+    """The ids TensorFlow's client graph gives the edges of ``client`` (see the module docstring).
+
+    ``full`` is the graph ``client`` was rewritten from; ``constructed`` its
+    :func:`constructed_edges`.
+    """
+    edges = list(constructed.edges)
+    removed: set[int] = set()
+    out_edges: dict[str, list[int]] = {}
+    fed = {parse_tensor_name(feed)[0] for feed in client.feeds}
+    for i, (src, _, _, _) in enumerate(edges):
+        if src in fed:
+            out_edges.setdefault(src, []).append(i)
+    for feed, feed_node in zip(client.feeds, client.feed_nodes, strict=True):
+        src, out = parse_tensor_name(feed)
+        placeholder = full[src].op in _PLACEHOLDERS
+        edges.append((SOURCE, -1, feed_node, -1))
+        for i in out_edges.get(src, ()):
+            _, src_out, dst, dst_in = edges[i]
+            if i in removed or not (src_out == out or (src_out == -1 and placeholder)):
+                continue
+            removed.add(i)
+            edges.append(
+                (feed_node, 0, dst, dst_in) if src_out == out else (feed_node, -1, dst, -1)
+            )
+    for fetch, fetch_node in zip(client.fetches, client.fetch_nodes, strict=True):
+        src, out = parse_tensor_name(fetch)
+        edges += [(src, out, fetch_node, 0), (fetch_node, -1, SINK, -1)]
+    alive = {SOURCE, SINK, *(node.name for node in client.graph)}
+    kept = [e for i, e in enumerate(edges) if i not in removed and e[0] in alive and e[2] in alive]
+    nodes = [*constructed.nodes, *client.feed_nodes, *client.fetch_nodes]
+    kept += _source_and_sink_edges([n for n in nodes if n in alive], kept)
+    ids: dict[EdgeKey, int] = {}
+    for i, edge in enumerate(kept):
+        ids.setdefault(edge, _FIRST_ID + i)
+    return ids
+
+
+def client_node_order(constructed: ConstructedEdges, client: ClientGraph) -> list[str]:
+    """The nodes of ``client`` in the order of their ids in TF's client graph: the full graph's
+    as its GraphConstructor made them, then the feed nodes, then the fetch nodes."""
+    alive = client.graph
+    nodes = [*constructed.nodes, *client.feed_nodes, *client.fetch_nodes]
+    return [name for name in nodes if name in alive]

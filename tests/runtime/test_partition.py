@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
 import numpy as np
 
@@ -143,12 +143,47 @@ def test_cross_device_control_edge() -> None:
     assert [send.name, recv.name, identity.name] == ["x/_1", "x/_2", "x/_3"]
 
 
-async def test_partition_graphs_read_like_tensorflows() -> None:
-    """A two-device graph with a cross-device control edge, partitioned as TensorFlow 2.21 does.
+Partitions = dict[str, dict[str, tuple[str, list[str], str | None]]]
 
-    Recorded from TF 2.21 (grappler off, opt_level L0, output_partition_graphs): node names, ops
-    and inputs; the numbers in ``edge_<id>_`` tensor names are TF's edge ids, which differ.
-    """
+
+async def _partitions(
+    g: aiotf.Graph, fetches: Any, feeds: dict[Any, Any]
+) -> tuple[Any, Partitions]:
+    """Run ``g`` on two CPUs (no optimizations); its partitions: device -> name -> (op, inputs,
+    tensor_name of a _Send/_Recv)."""
+    config = aiotf.ConfigProto(
+        device_count={"CPU": 2},
+        graph_options=aiotf.GraphOptions(optimizer_options=aiotf.OptimizerOptions(opt_level=-1)),
+    )
+    metadata = aiotf.RunMetadata()
+    async with aiotf.Session(graph=g, config=config) as sess:
+        value = await sess.run(
+            fetches,
+            feeds,
+            options=aiotf.RunOptions(output_partition_graphs=True),
+            run_metadata=metadata,
+        )
+    parts: Partitions = {}
+    for graph_def in metadata.partition_graphs:
+        (device,) = {node.device for node in graph_def.node}
+        parts[device] = {
+            node.name: (
+                node.op,
+                list(node.input),
+                node.attr["tensor_name"].s.decode() if "tensor_name" in node.attr else None,
+            )
+            for node in graph_def.node
+        }
+    return value, parts
+
+
+# Recorded from TensorFlow 2.21 (tf.compat.v1 graph mode, ConfigProto(device_count={"CPU": 2}),
+# grappler off, opt_level L0, RunOptions(output_partition_graphs=True)): names, ops, inputs and
+# tensor names, whose numbers are the edges' ids in TF's client graph.
+
+
+async def test_partition_graphs_read_like_tensorflows() -> None:
+    """A two-device graph with a cross-device control edge, partitioned as TensorFlow 2.21 does."""
     g = aiotf.Graph()
     with g.as_default():
         x = aiotf.placeholder(aiotf.float32, [2], name="x")
@@ -159,60 +194,137 @@ async def test_partition_graphs_read_like_tensorflows() -> None:
                 n = aiotf.no_op(name="n")
         with aiotf.control_dependencies([n]):
             c = aiotf.add(b, a, name="c")
-    config = aiotf.ConfigProto(
-        device_count={"CPU": 2},
-        graph_options=aiotf.GraphOptions(optimizer_options=aiotf.OptimizerOptions(opt_level=-1)),
-    )
-    metadata = aiotf.RunMetadata()
-    async with aiotf.Session(graph=g, config=config) as sess:
-        value = await sess.run(
-            c,
-            {x: [1.0, 2.0]},
-            options=aiotf.RunOptions(output_partition_graphs=True),
-            run_metadata=metadata,
-        )
+    value, parts = await _partitions(g, c, {x: [1.0, 2.0]})
     np.testing.assert_allclose(value, [0.0, 2.0])
-    tensorflow = {
+    assert parts == {
         CPU0: {
-            "b/_7": ("_Recv", [], "b"),
-            "n/_10": ("_Recv", [], "n"),
+            "b/_7": ("_Recv", [], "edge_5_b"),
+            "n/_10": ("_Recv", [], "edge_7_n"),
             "n/_11": ("Identity", ["n/_10"], None),
             "_arg_x_0_0": ("_Arg", [], None),
             "a": ("Neg", ["_arg_x_0_0"], None),
-            "a/_0": ("_Send", ["a"], "a"),
+            "a/_0": ("_Send", ["a"], "edge_3_a"),
             "a/ctrl/_2": ("Const", ["^a"], None),
-            "a/_3": ("_Send", ["a/ctrl/_2"], "a"),
+            "a/_3": ("_Send", ["a/ctrl/_2"], "edge_4_a"),
             "c": ("AddV2", ["b/_7", "a", "^n/_11"], None),
             "_retval_c_0_0": ("_Retval", ["c"], None),
         },
         CPU1: {
-            "a/_1": ("_Recv", [], "a"),
+            "a/_1": ("_Recv", [], "edge_3_a"),
             "b": ("Square", ["a/_1"], None),
-            "a/_4": ("_Recv", [], "a"),
+            "a/_4": ("_Recv", [], "edge_4_a"),
             "a/_5": ("Identity", ["a/_4"], None),
             "n": ("NoOp", ["^a/_5"], None),
-            "b/_6": ("_Send", ["b"], "b"),
+            "b/_6": ("_Send", ["b"], "edge_5_b"),
             "n/ctrl/_8": ("Const", ["^n"], None),
-            "n/_9": ("_Send", ["n/ctrl/_8"], "n"),
+            "n/_9": ("_Send", ["n/ctrl/_8"], "edge_7_n"),
         },
     }
-    ours: dict[str, dict[str, tuple[str, list[str], str | None]]] = {}
-    tensor_names: dict[str, set[str]] = {}
-    for graph_def in metadata.partition_graphs:
-        (device,) = {node.device for node in graph_def.node}
-        ours[device] = {}
-        for node in graph_def.node:
-            src = None
-            if node.op in ("_Send", "_Recv"):
-                tensor = node.attr["tensor_name"].s.decode()
-                match = re.fullmatch(r"edge_\d+_(.+)", tensor)
-                assert match is not None, tensor
-                src = match.group(1)
-                tensor_names.setdefault(node.op, set()).add(tensor)
-            ours[device][node.name] = (node.op, list(node.input), src)
-    assert ours == tensorflow
-    assert tensor_names["_Send"] == tensor_names["_Recv"]
-    assert len(tensor_names["_Send"]) == 4
+
+
+async def test_shared_pairs_and_sorted_fetches_number_as_tensorflows() -> None:
+    """Two outputs of one node, pairs shared by consumers, control edges from several nodes and
+    fetches given out of order (TF builds with the sorted signature)."""
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, [4], name="x")
+        s0, s1 = aiotf.split(x, 2, name="s")
+        with aiotf.device("/cpu:1"):
+            p = aiotf.add(s1, s0, name="p")
+            q = aiotf.multiply(s1, s1, name="q")
+            with aiotf.control_dependencies([s0.op]):
+                r = aiotf.identity(q, name="r")
+        u = aiotf.add(p, r, name="u")
+        with aiotf.control_dependencies([p.op, q.op]):
+            w = aiotf.identity(u, name="w")
+    value, parts = await _partitions(g, [w, p], {x: np.arange(4, dtype=np.float32)})
+    np.testing.assert_allclose(value[0], [6.0, 13.0])
+    assert parts == {
+        CPU0: {
+            "s/split_dim": ("Const", [], None),
+            "p/_9": ("_Recv", [], "edge_10_p"),
+            "r/_11": ("_Recv", [], "edge_11_r"),
+            "u": ("AddV2", ["p/_9", "r/_11"], None),
+            "p/_14": ("_Recv", [], "edge_13_p"),
+            "p/_15": ("Identity", ["p/_14"], None),
+            "q/_18": ("_Recv", [], "edge_14_q"),
+            "q/_19": ("Identity", ["q/_18"], None),
+            "w": ("Identity", ["u", "^p/_15", "^q/_19"], None),
+            "_arg_x_0_0": ("_Arg", [], None),
+            "s": ("Split", ["s/split_dim", "_arg_x_0_0"], None),
+            "s/_0": ("_Send", ["s:1"], "edge_4_s"),
+            "s/_2": ("_Send", ["s"], "edge_5_s"),
+            "s/ctrl/_4": ("Const", ["^s"], None),
+            "s/_5": ("_Send", ["s/ctrl/_4"], "edge_9_s"),
+            "_retval_p_0_0": ("_Retval", ["p/_9"], None),
+            "_retval_w_0_1": ("_Retval", ["w"], None),
+        },
+        CPU1: {
+            "s/_1": ("_Recv", [], "edge_4_s"),
+            "s/_3": ("_Recv", [], "edge_5_s"),
+            "p": ("AddV2", ["s/_1", "s/_3"], None),
+            "q": ("Mul", ["s/_1", "s/_1"], None),
+            "s/_6": ("_Recv", [], "edge_9_s"),
+            "s/_7": ("Identity", ["s/_6"], None),
+            "r": ("Identity", ["q", "^s/_7"], None),
+            "p/_8": ("_Send", ["p"], "edge_10_p"),
+            "r/_10": ("_Send", ["r"], "edge_11_r"),
+            "p/ctrl/_12": ("Const", ["^p"], None),
+            "p/_13": ("_Send", ["p/ctrl/_12"], "edge_13_p"),
+            "q/ctrl/_16": ("Const", ["^q"], None),
+            "q/_17": ("_Send", ["q/ctrl/_16"], "edge_14_q"),
+        },
+    }
+
+
+async def test_a_cross_device_cond_numbers_as_tensorflows() -> None:
+    """v1 cond: GraphConstructor's order (not GraphDef order) numbers nodes and edges, and a fed
+    tensor's new edges come after every edge of the graph."""
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, [], name="x")
+        with aiotf.device("/cpu:1"):
+            y = aiotf.square(x, name="y")
+            p = aiotf.less(y, 10.0, name="p")
+            r = aiotf.cond(
+                p,
+                lambda: aiotf.add(y, x, name="t"),
+                lambda: aiotf.multiply(x, 2.0, name="f"),
+                name="c",
+            )
+    value, parts = await _partitions(g, r, {x: 2.0})
+    assert value == 6.0
+    assert parts == {
+        CPU1: {
+            "_arg_x_0_0/_1": ("_Recv", [], "edge_23__arg_x_0_0"),
+            "y": ("Square", ["_arg_x_0_0/_1"], None),
+            "p/y": ("Const", [], None),
+            "p": ("Less", ["y", "p/y"], None),
+            "c/Switch": ("Switch", ["p", "p"], None),
+            "c/switch_f": ("Identity", ["c/Switch"], None),
+            "c/pred_id": ("Identity", ["p"], None),
+            "c/t/Switch": ("Switch", ["y", "c/pred_id"], None),
+            "c/pred_id/_2": ("_Send", ["c/pred_id"], "edge_11_c/pred_id"),
+            "c/t/Switch_1/_5": ("_Recv", [], "edge_13_c/t/Switch_1"),
+            "c/t": ("AddV2", ["c/t/Switch:1", "c/t/Switch_1/_5"], None),
+            "c/f/y": ("Const", ["^c/switch_f"], None),
+            "c/f/Switch/_7": ("_Recv", [], "edge_16_c/f/Switch"),
+            "c/f": ("Mul", ["c/f/Switch/_7", "c/f/y"], None),
+            "c/Merge": ("Merge", ["c/f", "c/t"], None),
+            "c/Merge/_8": ("_Send", ["c/Merge"], "edge_26_c/Merge"),
+        },
+        CPU0: {
+            "c/pred_id/_3": ("_Recv", [], "edge_11_c/pred_id"),
+            "_arg_x_0_0": ("_Arg", [], None),
+            "_arg_x_0_0/_0": ("_Send", ["_arg_x_0_0"], "edge_23__arg_x_0_0"),
+            "c/t/Switch_1": ("Switch", ["_arg_x_0_0", "c/pred_id/_3"], None),
+            "c/t/Switch_1/_4": ("_Send", ["c/t/Switch_1:1"], "edge_13_c/t/Switch_1"),
+            "c/f/Switch": ("Switch", ["_arg_x_0_0", "c/pred_id/_3"], None),
+            "c/f/Switch/_6": ("_Send", ["c/f/Switch"], "edge_16_c/f/Switch"),
+            "c/Merge/_9": ("_Recv", [], "edge_26_c/Merge"),
+            "_retval_c/Merge_0_0": ("_Retval", ["c/Merge/_9"], None),
+        },
+    }
 
 
 def test_same_device_control_edge_is_kept() -> None:

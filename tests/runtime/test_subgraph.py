@@ -279,3 +279,78 @@ def test_a_fed_placeholder_hands_its_control_edges_to_the_feed() -> None:
     assert out["k"].control_inputs == ["_arg_p_0_0"]
     out = rendezvous_rewrite(full, ["p:0"], ["k:0"])
     assert out["k"].control_inputs == ["_recv_p_0"]
+
+
+# -- TensorFlow's edge ids (they name the partitions' _Send/_Recv pairs) ---------------------------
+
+
+def test_constructed_edges_follow_tensorflows_graph_constructor() -> None:
+    from aiotf.runtime.subgraph import SINK, SOURCE, constructed_edges
+
+    g = aiotf.Graph()
+    with g.as_default():
+        z = aiotf.constant(np.float32(1.0), name="z")
+        m = aiotf.constant(np.float32(2.0), name="m")
+        a = aiotf.constant(np.float32(3.0), name="a")
+        with aiotf.control_dependencies([z, m]):
+            b = aiotf.negative(a, name="b")
+        aiotf.add(b, b, name="c")
+    full = runtime_graph(g)
+    full["b"].control_inputs = ["z", "m", "z"]  # as an imported GraphDef may list them
+    built = constructed_edges(full)  # TF sorts them by name and drops repeats
+    assert built.nodes == ["z", "m", "a", "b", "c"]
+    assert built.edges == [
+        ("a", 0, "b", 0),
+        ("m", -1, "b", -1),
+        ("z", -1, "b", -1),
+        ("b", 0, "c", 0),
+        ("b", 0, "c", 1),
+        (SOURCE, -1, "z", -1),
+        (SOURCE, -1, "m", -1),
+        (SOURCE, -1, "a", -1),
+        ("c", -1, SINK, -1),
+    ]
+
+
+def test_constructed_edges_add_loop_back_edges_last() -> None:
+    from aiotf.runtime.subgraph import constructed_edges
+
+    g = aiotf.Graph()
+    with g.as_default():
+        aiotf.while_loop(lambda i: i < 3, lambda i: i + 1, [aiotf.constant(0, name="i0")])
+    built = constructed_edges(runtime_graph(g))
+    back = [e for e in built.edges if e[0].endswith("NextIteration")]
+    assert len(back) == 1 and back[0][2].endswith("Merge")
+    real = [e for e in built.edges if not e[0].startswith("_") and not e[2].startswith("_")]
+    assert real[-1] == back[0]  # made after every node's own edges, before the sink links
+    assert built.nodes.index("while/Merge") < built.nodes.index("while/NextIteration")
+
+
+def test_client_edge_ids_number_the_rewritten_graph_densely_from_three() -> None:
+    from aiotf.runtime.subgraph import SINK, SOURCE, client_edge_ids, constructed_edges, rewrite
+
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, [], name="x")
+        k = aiotf.constant(np.float32(3.0), name="k")
+        y = aiotf.add(x, k, name="y")
+        with aiotf.control_dependencies([x]):
+            t = aiotf.no_op(name="t")
+        aiotf.negative(y, name="unused")
+    full = runtime_graph(g)
+    client = rewrite(full, ["x:0"], ["y:0"], [t.name], CLIENT)
+    ids = client_edge_ids(full, constructed_edges(full), client)
+    # The full graph's surviving edges first (x's are replaced by the feed's), then the rewrite's
+    # (the fed Placeholder's control edge moves to the feed node, in the order x's edges were
+    # made), then the sink link pruning left y without.
+    assert sorted(ids, key=ids.__getitem__) == [
+        ("k", 0, "y", 1),
+        (SOURCE, -1, "k", -1),
+        ("t", -1, SINK, -1),
+        (SOURCE, -1, "_arg_x_0_0", -1),
+        ("_arg_x_0_0", 0, "y", 0),
+        ("_arg_x_0_0", -1, "t", -1),
+        ("y", 0, "_retval_y_0_0", 0),
+        ("_retval_y_0_0", -1, SINK, -1),
+    ]
+    assert sorted(ids.values()) == list(range(3, 11))
