@@ -19,6 +19,7 @@ import argparse
 import ast
 import asyncio
 import json
+import math
 import os
 import shlex
 import sys
@@ -33,29 +34,30 @@ class CliError(Exception):
     """A user mistake, reported as one line."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "aiotf") -> int:
+    """Run the command line on ``argv``; ``prog`` is how it was invoked (``python -m aiotf``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:  # the benchmark suite parses its own options
         from aiotf.bench.cli import main as bench_main
 
-        return bench_main(argv[1:])
+        return bench_main(argv[1:], prog=f"{prog} bench")
     if argv[:1] == ["serve"]:  # so does the model server
         from aiotf.serve.cli import main as serve_main
 
-        return serve_main(argv[1:])
-    parser = _parser()
+        return serve_main(argv[1:], prog=f"{prog} serve")
+    parser = _parser(prog)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except CliError as e:
-        print(f"aiotf: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # a failing graph: one clear line, never a traceback
         if os.environ.get("AIOTF_TRACEBACK"):
             raise
-        print(f"aiotf: error: {describe_error(e)}", file=sys.stderr)
+        print(f"{prog}: error: {describe_error(e)}", file=sys.stderr)
         return 1
 
 
@@ -83,9 +85,45 @@ def _where(e: Any) -> str:
     return f" (node '{name}', op {op})" if isinstance(op, str) and op else f" (node '{name}')"
 
 
-def _parser() -> argparse.ArgumentParser:
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number, at least 1."""
+    value = _whole_number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free port) to 65535."""
+    value = _whole_number(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"must be a port from 0 to 65535 (0: any free port), not {value}"
+        )
+    return value
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite, non-negative number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, not {text}")
+    return value
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="aiotf",
+        prog=prog,
         description="The TensorFlow 1.x graph runtime on asyncio.",
         epilog="Errors are one line; set AIOTF_TRACEBACK=1 for the full traceback.",
     )
@@ -93,7 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo", help="build a graph on two CPU devices, run it, show what ran where"
     )
-    demo.add_argument("--runs", type=int, default=200, help="timed runs (default 200)")
+    demo.add_argument(
+        "--runs", type=positive_int, default=200, help="timed runs, at least 1 (default 200)"
+    )
     demo.set_defaults(func=_demo)
     _add_run(sub)
     _add_inspect(sub)

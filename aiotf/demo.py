@@ -44,6 +44,9 @@ def numpy_reference(x: np.ndarray[Any, Any], params: dict[str, Any]) -> np.ndarr
 
 
 async def run_demo(runs: int = 200) -> None:
+    """Print placement, partitions and result, then the median time of ``runs`` runs (>= 1)."""
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, not {runs}")
     graph, params = build_graph()
     x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
     config = aiotf.ConfigProto(device_count={"CPU": 2})
@@ -66,9 +69,8 @@ async def run_demo(runs: int = 200) -> None:
             await sess.run("layer2/probs:0", {"x:0": x})
             times.append(time.perf_counter() - start)
         median = statistics.median(times) * 1e6
-        print(
-            f"\nTime per run: {median:.0f} µs median over {runs} runs (two devices, one event loop)"
-        )
+        over = f"{runs} run{'s' * (runs != 1)}"
+        print(f"\nTime per run: {median:.0f} µs median over {over} (two devices, one event loop)")
 
 
 def _print_placement(partition_graphs: Any) -> None:
@@ -83,7 +85,7 @@ def _print_partitions(partition_graphs: Any) -> None:
     print("\nPartitions:")
     for gd in partition_graphs:
         device = gd.node[0].device if gd.node else "?"
-        print(f"  {device}: {len(gd.node)} nodes")
+        print(f"  {device}: {len(gd.node)} node{'s' * (len(gd.node) != 1)}")
         for node in gd.node:
             if node.op in ("_Send", "_Recv"):
                 direction = "to" if node.op == "_Send" else "from"

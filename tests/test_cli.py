@@ -3,6 +3,7 @@ TensorFlow users write them, and every mistake reported as one line with a non-z
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from google.protobuf import text_format
 
 import aiotf
 from aiotf.cli import describe_error, main
+from aiotf.demo import run_demo
 from aiotf.framework.graph_summary import summarize_graph_def
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -72,6 +74,53 @@ def test_usage_errors_exit_two(argv: list[str], capsys: pytest.CaptureFixture[st
         main(argv)
     assert exc.value.code == 2
     assert "usage: aiotf" in capsys.readouterr().err
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The stderr of a command argparse refuses (status 2, nothing on stdout)."""
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    return err
+
+
+@pytest.mark.parametrize(
+    ("runs", "says"),
+    [
+        ("0", "must be at least 1, not 0"),
+        ("-3", "must be at least 1, not -3"),
+        ("many", "expected a whole number, not 'many'"),
+    ],
+)
+def test_demo_runs_below_one_are_refused_before_anything_runs(
+    runs: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = usage_error(capsys, "demo", "--runs", runs)
+    assert err.startswith("usage: aiotf demo")
+    assert f"aiotf demo: error: argument --runs: {says}" in err
+
+
+def test_demo_with_one_run(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_ok(capsys, "demo", "--runs", "1")
+    assert "Matches numpy: True" in out
+    assert "median over 1 run (" in out
+    with pytest.raises(ValueError, match="runs must be at least 1, not 0"):
+        asyncio.run(run_demo(0))
+
+
+def test_bench_names_itself_by_how_it_was_invoked(capsys: pytest.CaptureFixture[str]) -> None:
+    from aiotf.bench import main as bench_main
+
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    assert capsys.readouterr().out.startswith("usage: aiotf bench ")
+    with pytest.raises(SystemExit):
+        bench_main(["--help"])
+    assert capsys.readouterr().out.startswith("usage: python -m aiotf.bench ")
+    assert main(["bench", "--workloads", "nope"]) == 2
+    assert capsys.readouterr().err == "aiotf bench: error: unknown name 'nope'\n"
 
 
 # --- inspect ----------------------------------------------------------------------------------
@@ -316,3 +365,15 @@ def test_python_m_aiotf_for_real() -> None:
     )
     assert bad.returncode == 1 and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    assert bad.stderr.startswith("python -m aiotf: error: ")
+
+
+def test_python_m_names_itself_in_usage() -> None:
+    for cmd, usage in [
+        (["-m", "aiotf", "demo", "--runs", "0"], "usage: python -m aiotf demo"),
+        (["-m", "aiotf", "bench", "--workloads"], "usage: python -m aiotf bench"),
+        (["-m", "aiotf.bench", "--workloads"], "usage: python -m aiotf.bench"),
+    ]:
+        done = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.startswith(usage), done.stderr

@@ -26,16 +26,19 @@ from aiotf.bench.report import format_report
 from aiotf.bench.suite import EXTRAS, Options, one_line, run_suite
 from aiotf.bench.workloads import WORKLOADS
 
+PROG = "python -m aiotf.bench"
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """Run the suite as ``argv`` says; ``prog`` is how it was invoked (``aiotf bench``)."""
+    args = parser(prog).parse_args(argv)
     try:
         workloads = [WORKLOADS[n] for n in _names(args.workloads)]
         extras = frozenset(_names(args.extras)) if args.extras != "all" else frozenset(EXTRAS)
     except KeyError as e:
-        print(f"aiotf bench: error: unknown name {e.args[0]!r}", file=sys.stderr)
+        print(f"{prog}: error: unknown name {e.args[0]!r}", file=sys.stderr)
         return 2
-    tf = None if args.no_tf else load_tensorflow()
+    tf = None if args.no_tf else load_tensorflow(prog)
     graphs = Path(args.graphs) if args.graphs else default_graphs_dir()
     options = Options(workloads, args.quick, graphs, extras, tf)
     with asyncio.Runner(loop_factory=None if args.no_uvloop else uvloop_factory()) as runner:
@@ -46,9 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if report["ok"] else 1
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str = PROG) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m aiotf.bench",
+        prog=prog,
         description="aiotf against TensorFlow and straight-line numpy, in one process.",
     )
     p.add_argument(
@@ -86,12 +89,12 @@ def uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return factory
 
 
-def load_tensorflow() -> Any:
+def load_tensorflow(prog: str = PROG) -> Any:
     """The ``tensorflow`` module, or None when it cannot be imported here (with a note why)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         tf = importlib.import_module("tensorflow")
     except Exception as e:  # not installed, or broken alongside this numpy/protobuf
-        print(f"aiotf bench: TensorFlow not compared ({one_line(e)})", file=sys.stderr)
+        print(f"{prog}: TensorFlow not compared ({one_line(e)})", file=sys.stderr)
         return None
     return tf

@@ -24,30 +24,31 @@ from pathlib import Path
 from typing import Any
 
 import aiotf
-from aiotf.cli import CliError, load_graph_def
+from aiotf.cli import CliError, load_graph_def, port_number, seconds
 from aiotf.serve.signature import Signature, SignatureError
 
 PROG = "aiotf serve"
 _MODEL_NAME = re.compile(r"[^/:]+")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """Serve as ``argv`` says; ``prog`` is how the command was invoked (``python -m aiotf serve``)."""
+    args = parser(prog).parse_args(argv)
     try:
         _require_aiohttp()
         graph, signature, name = _load(args)
-        _run(_serve(args, graph, signature, name))
+        _run(_serve(args, graph, signature, name, prog))
     except CliError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str = PROG) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog,
         description="Serve a GraphDef over HTTP with TensorFlow Serving's REST predict API.",
         epilog="ALIAS=TENSOR: the name clients use in JSON, and the graph tensor (x:0, or x).",
     )
@@ -68,10 +69,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--model-name", help="the model's name in URLs (default: GRAPH's file stem)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8501, help="port (default 8501; 0: any free port)")
+    p.add_argument(
+        "--port", type=port_number, default=8501, help="port (default 8501; 0: any free port)"
+    )
     p.add_argument(
         "--shutdown-timeout",
-        type=float,
+        type=seconds,
         default=30.0,
         metavar="S",
         help="on SIGINT/SIGTERM, how long requests in flight may take to finish (default 30)",
@@ -121,9 +124,12 @@ def _specs(texts: list[str], flag: str) -> dict[str, str]:
 
 
 async def _serve(
-    args: argparse.Namespace, graph: aiotf.Graph, signature: Signature, name: str
+    args: argparse.Namespace, graph: aiotf.Graph, signature: Signature, name: str, prog: str
 ) -> None:
     from aiotf.serve.app import ModelServer, create_app
+
+    def say(text: str) -> None:
+        print(f"{prog}: {text}", file=sys.stderr, flush=True)
 
     server = ModelServer(
         create_app(graph, signature, name),
@@ -138,21 +144,17 @@ async def _serve(
         raise CliError(f"cannot listen on {args.host}:{args.port}: {reason}") from None
     except (aiotf.errors.OpError, ValueError, TypeError) as e:  # the session cannot run it
         raise CliError(f"cannot serve model {name!r}: {_first_line(e)}") from None
-    _say(f"model {name!r} at {server.url}/v1/models/{name} ({_describe(signature)})")
+    say(f"model {name!r} at {server.url}/v1/models/{name} ({_describe(signature)})")
     await server.serve_until_signalled(
-        lambda n: _say(f"stopping: finishing {n} request(s) in flight, then closing the session")
+        lambda n: say(f"stopping: finishing {n} request(s) in flight, then closing the session")
     )
-    _say("stopped")
+    say("stopped")
 
 
 def _describe(signature: Signature) -> str:
     inputs = ", ".join(f"{a}={i.name}" for a, i in signature.inputs.items())
     outputs = ", ".join(f"{a}={i.name}" for a, i in signature.outputs.items())
     return f"inputs: {inputs}; outputs: {outputs}"
-
-
-def _say(text: str) -> None:
-    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
 
 
 def _run(coroutine: Coroutine[Any, Any, None]) -> None:

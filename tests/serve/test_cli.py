@@ -15,7 +15,7 @@ import pytest
 
 import aiotf
 from aiotf.cli import main as aiotf_main
-from aiotf.serve.cli import main
+from aiotf.serve.cli import main, parser
 
 
 @pytest.fixture
@@ -150,6 +150,40 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str], model_pb: Path)
         main([str(model_pb)])  # no --output
     assert exit_info.value.code == 2
     assert "--output" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--port", "99999"],
+            "--port: must be a port from 0 to 65535 (0: any free port), not 99999",
+        ),
+        (["--port", "-1"], "--port: must be a port from 0 to 65535"),
+        (["--port", "65536"], "not 65536"),
+        (["--port", "http"], "--port: expected a whole number, not 'http'"),
+        (["--shutdown-timeout", "-1"], "--shutdown-timeout: must be a finite number of seconds"),
+        (["--shutdown-timeout", "nan"], "seconds >= 0, not nan"),
+        (["--shutdown-timeout", "inf"], "seconds >= 0, not inf"),
+        (["--shutdown-timeout", "soon"], "expected a number of seconds, not 'soon'"),
+    ],
+)
+def test_numbers_out_of_range_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], model_pb: Path, args: list[str], says: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:  # main would serve: parse only
+        parser().parse_args([str(model_pb), "--output", "y:0", *args])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: aiotf serve")
+    assert "\naiotf serve: error: argument --" in err and says in err
+
+
+def test_the_edges_of_the_ranges_are_accepted() -> None:
+    args = parser().parse_args(["g.pb", "--output", "y", "--port", "65535"])
+    assert (args.port, args.shutdown_timeout) == (65535, 30.0)
+    args = parser().parse_args(["g.pb", "--output", "y", "--port", "0", "--shutdown-timeout", "0"])
+    assert (args.port, args.shutdown_timeout) == (0, 0.0)
 
 
 def test_importing_aiotf_and_its_serve_package_never_imports_aiohttp() -> None:
