@@ -140,7 +140,8 @@ def partition(
         loops = add_control_flow(graph, counter, ids)
     splitter = _Splitter(graph, incarnations, _Namer(graph, counter, ids), loops)
     ordered = [name for name in node_order if name in graph]
-    for name in [*ordered, *(n.name for n in graph if n.name not in set(ordered))]:
+    known = set(ordered)
+    for name in [*ordered, *(n.name for n in graph if n.name not in known)]:
         splitter.split(graph[name])
     return splitter.parts
 
