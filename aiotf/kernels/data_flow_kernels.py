@@ -3,9 +3,11 @@ inspect it (TensorFlow's ``QueueBase`` and ``FIFOQueue``, with awaits where Tens
 callbacks).
 
 Design. A :class:`FIFOQueue` lives in its device's ResourceMgr and is shared by every step of
-the session, so a dequeue blocked in one ``sess.run`` is woken by an enqueue in another. It is
-touched only on the event loop (its kernels are async, or cheap sync kernels run inline), so it
-needs no lock.
+the session, so a dequeue blocked in one ``sess.run`` is woken by an enqueue in another. Those
+steps may run on different event loops (``sess.run`` on the application's loop, ``run_sync`` on
+the session's private loop thread), so the queue's state is changed only under ``_lock``, and a
+waiter waits on a thread-safe ``concurrent.futures.Future`` that any loop may resolve (its own
+loop is woken through ``asyncio.wrap_future``). The lock is never held across an ``await``.
 
 State and invariants:
 
@@ -18,8 +20,8 @@ State and invariants:
 - ``closed``: set once, never cleared.
 
 Every change of state ends with :meth:`FIFOQueue._flush`, which serves both heads until neither
-makes progress. An attempt finishes by resolving its future; a head whose future is already
-done (its task was cancelled) is dropped.
+makes progress. An attempt finishes by resolving its future; an attempt whose wait is cancelled
+leaves its line at once (``_withdraw``, under the lock), so every attempt in a line is waited on.
 
 Cancellation (a deadline, a failing step, a cancelled task) never loses an element. A dequeuer
 takes elements only while it is the head of its line, into ``taken``; if its wait is cancelled
@@ -35,6 +37,7 @@ enqueued; a cancelled EnqueueMany keeps the elements it already pushed, as in Te
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import itertools
 import threading
@@ -72,12 +75,17 @@ def _shapes_text(shapes: Sequence[tuple[int, ...]]) -> str:
 
 
 class _Attempt:
-    """A waiter in one of the queue's lines; ``run`` tries to make progress at the head."""
+    """A waiter in one of the queue's lines; ``run`` tries to make progress at the head.
+
+    Its future is marked running at once, so it is never cancelled: a cancelled wait withdraws
+    the attempt instead, under the queue's lock, and the future is either done or not then.
+    """
 
     __slots__ = ("future",)
 
     def __init__(self) -> None:
-        self.future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.future.set_running_or_notify_cancel()
 
     def run(self, queue: FIFOQueue) -> int:
         raise NotImplementedError
@@ -189,6 +197,7 @@ class FIFOQueue:
         self.enqueuers: deque[_Attempt] = deque()
         self.dequeuers: deque[_Attempt] = deque()
         self.closed = False
+        self._lock = threading.Lock()  # guards all of the above (see the module docstring)
 
     def __repr__(self) -> str:
         return f"FIFOQueue({self.name!r}, size={self.size()}, closed={self.closed})"
@@ -268,38 +277,43 @@ class FIFOQueue:
         if not cancel_pending_enqueues:
             await self._wait(_Close(), self.enqueuers)
             return
-        self.closed = True
-        cancelled = errors.CancelledError(None, None, "Enqueue operation was cancelled")
-        for attempt in self.enqueuers:
-            if not attempt.future.done():
+        with self._lock:
+            self.closed = True
+            cancelled = errors.CancelledError(None, None, "Enqueue operation was cancelled")
+            for attempt in self.enqueuers:
                 attempt.future.set_exception(cancelled)
-        self.enqueuers.clear()
-        self._flush()
+            self.enqueuers.clear()
+            self._flush()
 
     # -- the lines ----------------------------------------------------------------------------
     async def _wait(self, attempt: _Attempt, line: deque[_Attempt]) -> Any:
-        line.append(attempt)
-        self._flush()
+        with self._lock:
+            line.append(attempt)
+            self._flush()
+        future = attempt.future
+        if future.done():  # served at once: no need to wait
+            return future.result()
         try:
-            return await attempt.future
+            return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             self._withdraw(attempt, line)
             raise
 
     def _withdraw(self, attempt: _Attempt, line: deque[_Attempt]) -> None:
         """The task waiting on ``attempt`` was cancelled: undo, so nothing is lost."""
-        future = attempt.future
-        if future.done() and not future.cancelled():
-            if future.exception() is None:
-                attempt.give_back(self)
-        else:
-            future.cancel()
-            with contextlib.suppress(ValueError):
-                line.remove(attempt)
-            attempt.abandon(self)
-        self._flush()
+        with self._lock:
+            future = attempt.future
+            if future.done():
+                if future.exception() is None:
+                    attempt.give_back(self)
+            else:
+                with contextlib.suppress(ValueError):
+                    line.remove(attempt)
+                attempt.abandon(self)
+            self._flush()
 
     def _flush(self) -> None:
+        """Serve both lines' heads until neither makes progress (the lock is held)."""
         changed = True
         while changed:
             changed = self._serve(self.enqueuers)
@@ -309,11 +323,6 @@ class FIFOQueue:
         progress = False
         while line:
             head = line[0]
-            if head.future.done():  # cancelled while waiting
-                line.popleft()
-                head.abandon(self)
-                progress = True
-                continue
             result = head.run(self)
             if result == COMPLETE:
                 line.popleft()

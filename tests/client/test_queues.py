@@ -18,6 +18,7 @@ from aiotf.framework import errors
 from aiotf.kernels.data_flow_kernels import FIFOQueue
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
+STALL_S = 30.0  # generous: only a hang reaches it
 
 
 async def _settle() -> None:
@@ -94,6 +95,32 @@ async def test_blocked_dequeue_is_woken_by_an_enqueue(m: Model, sess: aiotf.Sess
     await sess.run(m.enqueue, {m.x: 3})
     value, _ = await _result(consumer)
     assert value == 3
+
+
+async def test_a_dequeue_on_run_sync_s_loop_is_woken_from_the_caller_s_loop() -> None:
+    """``run_sync`` runs on the session's private loop thread; an enqueue run on this loop
+    must wake it (the queue is shared by steps on both loops), and the other way round."""
+    g = aiotf.Graph()
+    with g.as_default():
+        q = aiotf.FIFOQueue(10, aiotf.int32, shapes=[[]], shared_name="shared", name="q")
+        x = aiotf.placeholder(aiotf.int32, [], name="x")
+        enqueue, dequeue, size = q.enqueue(x), q.dequeue(), q.size()
+    async with aiotf.Session(graph=g) as sess:
+        await sess.run(size)  # the queue exists
+        queue = sess._impl.device_mgr.client_device.resource_manager.lookup("", "shared")
+        assert isinstance(queue, FIFOQueue)
+        got = asyncio.ensure_future(asyncio.to_thread(sess.run_sync, dequeue))
+        async with asyncio.timeout(STALL_S):
+            while not queue.dequeuers:  # the private loop has reached its await
+                await asyncio.sleep(0.001)
+            await sess.run(enqueue, {x: 5})
+            assert await got == 5
+        consumer = asyncio.create_task(sess.run(dequeue))
+        await _settle()
+        assert not consumer.done()
+        await asyncio.to_thread(sess.run_sync, enqueue, {x: 6})
+        async with asyncio.timeout(STALL_S):
+            assert await consumer == 6
 
 
 async def test_full_queue_blocks_the_enqueue_run() -> None:
