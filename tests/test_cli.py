@@ -123,6 +123,34 @@ def test_bench_names_itself_by_how_it_was_invoked(capsys: pytest.CaptureFixture[
     assert capsys.readouterr().err == "aiotf bench: error: unknown name 'nope'\n"
 
 
+@pytest.mark.parametrize("given", ["option", "environment"])
+def test_bench_graphs_that_do_not_exist_are_an_error(
+    given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "nope")
+    argv = ["bench", "--quick", "--no-tf", "--workloads", "tiny", "--extras", ""]
+    if given == "option":
+        argv += ["--graphs", missing]
+    else:
+        monkeypatch.setenv("AIOTF_BENCH_GRAPHS", missing)
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    where = "--graphs" if given == "option" else "$AIOTF_BENCH_GRAPHS"
+    assert (out, err) == ("", f"aiotf bench: error: {where} {missing!r} is not a directory\n")
+
+
+def test_bench_without_a_graphs_directory_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import aiotf.bench.graphs
+
+    monkeypatch.delenv("AIOTF_BENCH_GRAPHS", raising=False)
+    monkeypatch.setattr(aiotf.bench.graphs, "default_graphs_dir", lambda: None)
+    assert main(["bench", "--quick", "--no-tf", "--workloads", "tiny", "--extras", ""]) == 0
+    err = capsys.readouterr().err
+    assert "aiotf bench: no TensorFlow-written graphs found" in err
+
+
 # --- inspect ----------------------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from aiotf.bench.graphs import default_graphs_dir
+from aiotf.bench.graphs import graphs_dir
 from aiotf.bench.report import format_report
 from aiotf.bench.suite import EXTRAS, Options, one_line, run_suite
 from aiotf.bench.workloads import WORKLOADS
@@ -38,8 +38,18 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     except KeyError as e:
         print(f"{prog}: error: unknown name {e.args[0]!r}", file=sys.stderr)
         return 2
+    try:
+        graphs = graphs_dir(args.graphs)
+    except NotADirectoryError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    if graphs is None:
+        print(
+            f"{prog}: no TensorFlow-written graphs found (shared/bench/graphs): "
+            "the imported variants are skipped (--graphs DIR names them)",
+            file=sys.stderr,
+        )
     tf = None if args.no_tf else load_tensorflow(prog)
-    graphs = Path(args.graphs) if args.graphs else default_graphs_dir()
     options = Options(workloads, args.quick, graphs, extras, tf)
     with asyncio.Runner(loop_factory=None if args.no_uvloop else uvloop_factory()) as runner:
         report = runner.run(run_suite(options))

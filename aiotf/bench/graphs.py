@@ -1,9 +1,10 @@
 """The TensorFlow-written GraphDefs of ``../shared/bench/graphs/`` and their JSON specs.
 
 Each ``NAME.pb`` comes with ``NAME.json`` (feeds, seed, fetches, tolerances). The directory is
-``$AIOTF_BENCH_GRAPHS`` if set, else the first ``shared/bench/graphs`` found beside the current
-directory or the aiotf checkout; without it, the suite builds every workload with aiotf's API
-from seeded parameters and skips the imported variants.
+the one given (``--graphs``), else ``$AIOTF_BENCH_GRAPHS`` if set, else the first
+``shared/bench/graphs`` found beside the current directory or the aiotf checkout. A directory
+given either way must exist; when none is given and none is found, the suite builds every
+workload with aiotf's API from seeded parameters and skips the imported variants.
 """
 
 from __future__ import annotations
@@ -61,9 +62,21 @@ class GraphSpec:
         return Built(graph, feeds, graph.get_tensor_by_name(self.fetch_names[0]))
 
 
+def graphs_dir(given: str | None = None) -> Path | None:
+    """The graphs directory: ``given``, else ``$AIOTF_BENCH_GRAPHS``, else the default one.
+
+    Raises ``NotADirectoryError`` when a directory given or named by the variable is not one.
+    """
+    for text, where in ((given, "--graphs"), (os.environ.get(ENV_VAR), f"${ENV_VAR}")):
+        if text:
+            if not Path(text).is_dir():
+                raise NotADirectoryError(f"{where} {text!r} is not a directory")
+            return Path(text)
+    return default_graphs_dir()
+
+
 def default_graphs_dir() -> Path | None:
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
+    """The first ``shared/bench/graphs`` beside the current directory or the checkout."""
     checkout = Path(aiotf.__file__).resolve().parent.parent
     for base in (Path.cwd(), Path.cwd().parent, checkout, checkout.parent):
         candidate = base / "shared" / "bench" / "graphs"
