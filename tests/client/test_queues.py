@@ -109,10 +109,17 @@ async def test_a_dequeue_on_run_sync_s_loop_is_woken_from_the_caller_s_loop() ->
         await sess.run(size)  # the queue exists
         queue = sess._impl.device_mgr.client_device.resource_manager.lookup("", "shared")
         assert isinstance(queue, FIFOQueue)
+        waiting, loop, flush = asyncio.Event(), asyncio.get_running_loop(), queue._flush
+
+        def flush_and_tell() -> None:  # runs on the private loop's thread
+            flush()
+            if queue.dequeuers:  # the dequeue waits in its line
+                loop.call_soon_threadsafe(waiting.set)
+
+        queue._flush = flush_and_tell  # type: ignore[method-assign]
         got = asyncio.ensure_future(asyncio.to_thread(sess.run_sync, dequeue))
         async with asyncio.timeout(STALL_S):
-            while not queue.dequeuers:  # the private loop has reached its await
-                await asyncio.sleep(0.001)
+            await waiting.wait()
             await sess.run(enqueue, {x: 5})
             assert await got == 5
         consumer = asyncio.create_task(sess.run(dequeue))
