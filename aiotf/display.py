@@ -10,7 +10,8 @@
 - :func:`timeline_chart` turns a traced step's ``StepStats`` (``RunOptions(trace_level=
   FULL_TRACE)``) into a matplotlib figure: one lane per device, a bar per node execution,
   coloured by op type; executions that overlap on one device (pool threads, async kernels)
-  stack inside the lane.
+  stack inside the lane. Without matplotlib it raises :class:`MatplotlibUnavailableError`
+  saying what to install.
 
 The graph drawing lives in ``framework/graph_drawing.py`` so that ``Graph`` itself can use it;
 this module adds what needs a run. ``graphviz`` and ``matplotlib`` (the ``notebook`` extra) are
@@ -29,6 +30,7 @@ from aiotf.framework.graph_drawing import (
     MAX_NODES,
     GraphPicture,
     GraphvizUnavailableError,
+    counted,
     device_colors,
     device_sort_key,
     graph_defs,
@@ -46,6 +48,7 @@ __all__ = [
     "Execution",
     "GraphPicture",
     "GraphvizUnavailableError",
+    "MatplotlibUnavailableError",
     "executions",
     "graph_to_dot",
     "graph_to_svg",
@@ -59,6 +62,12 @@ __all__ = [
 MAX_OP_COLORS = 19  # op types with a colour of their own; the rest share OTHER_COLOR
 OTHER_COLOR = "#b0b0b0"
 LABEL_MIN_FRACTION = 0.06  # a bar at least this share of the step wide gets a name
+INSTALL_MATPLOTLIB = "pip install 'aiotf[notebook]' for the matplotlib package"
+
+
+class MatplotlibUnavailableError(RuntimeError):
+    """A chart cannot be drawn: the matplotlib package is missing (as for Graphviz's
+    :class:`GraphvizUnavailableError`)."""
 
 
 def show_graph(graph: Any, *, max_nodes: int = MAX_NODES) -> GraphPicture:
@@ -138,6 +147,7 @@ def timeline_chart(step_stats: Any, *, title: str | None = None) -> Figure:
             "The step stats hold no node executions: run with "
             "RunOptions(trace_level=RunOptions.FULL_TRACE) and a RunMetadata"
         )
+    _require_matplotlib()
     stats = getattr(step_stats, "step_stats", step_stats)
     devices = _lane_order(dev.device for dev in stats.dev_stats)
     span = max(max(r.end_ns for r in runs), 1)
@@ -153,14 +163,15 @@ def timeline_chart(step_stats: Any, *, title: str | None = None) -> Figure:
     ax.set_ylim(len(devices) - 0.5, -0.5)
     ax.set_xlim(0, span / scale * 1.01)
     ax.set_xlabel(f"time since the step's first node ({unit})")
-    ax.set_title(title or f"Step timeline: {len(runs)} node executions, {span / scale:.3g} {unit}")
+    executed = counted(len(runs), "node execution")
+    ax.set_title(title or f"Step timeline: {executed}, {span / scale:.3g} {unit}")
     _legend(ax, colors)
     return figure
 
 
 def _lane_label(device: str, runs: list[Execution]) -> str:
     nodes = len({r.node for r in runs if r.device == device})  # a loop body's node runs often
-    return f"{short_device(device)}\n{nodes} node{'s' * (nodes != 1)}"
+    return f"{short_device(device)}\n{counted(nodes, 'node')}"
 
 
 def _lane_order(devices: Iterable[str]) -> list[str]:
@@ -248,6 +259,16 @@ def _legend(ax: Any, colors: dict[str, str]) -> None:
     if len(named) < len(colors):
         handles.append(Patch(color=OTHER_COLOR, label=f"{len(colors) - len(named)} other ops"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+
+
+def _require_matplotlib() -> None:
+    """Raise :class:`MatplotlibUnavailableError`, saying what to install, without matplotlib."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise MatplotlibUnavailableError(
+            f"timeline_chart draws with matplotlib, which is not installed ({INSTALL_MATPLOTLIB})"
+        ) from None
 
 
 @functools.cache

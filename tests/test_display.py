@@ -1,8 +1,12 @@
 """``aiotf.display``: the timeline chart from hand-built StepStats (then one real traced run), and
-the picture helpers' checks. Figures are bare ``matplotlib.figure.Figure``s drawn by Agg."""
+the picture helpers' checks. Figures are bare ``matplotlib.figure.Figure``s drawn by Agg; the
+absence of matplotlib is simulated (no package in ``sys.modules``)."""
 
 from __future__ import annotations
 
+import importlib.util
+import re
+import sys
 from typing import Any
 
 import numpy as np
@@ -10,11 +14,19 @@ import pytest
 
 import aiotf
 import aiotf.display
-from aiotf.display import Execution, executions, op_type, timeline_chart
+from aiotf.display import (
+    Execution,
+    MatplotlibUnavailableError,
+    executions,
+    op_type,
+    timeline_chart,
+)
 from aiotf.framework.graph_drawing import PALETTE
 from aiotf.proto import step_stats_pb2
 
-pytest.importorskip("matplotlib")
+needs_matplotlib = pytest.mark.skipif(
+    importlib.util.find_spec("matplotlib") is None, reason="the matplotlib package is missing"
+)
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:{}"
 T0 = 1_700_000_000_000_000  # µs: a realistic wall clock
@@ -73,6 +85,7 @@ def test_op_type_comes_from_the_timeline_label() -> None:
 
 
 # -- the chart ------------------------------------------------------------------------------------
+@needs_matplotlib
 def test_one_lane_per_device_and_one_bar_per_execution() -> None:
     figure = timeline_chart(two_devices())
     ax = figure.axes[0]
@@ -82,6 +95,7 @@ def test_one_lane_per_device_and_one_bar_per_execution() -> None:
     assert ax.get_xlabel() == "time since the step's first node (µs)"
 
 
+@needs_matplotlib
 def test_bars_are_coloured_by_op_type_with_a_legend() -> None:
     figure = timeline_chart(two_devices())
     legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
@@ -90,6 +104,7 @@ def test_bars_are_coloured_by_op_type_with_a_legend() -> None:
     assert len(colors) == 4
 
 
+@needs_matplotlib
 def test_overlapping_executions_stack_inside_their_lane() -> None:
     figure = timeline_chart(two_devices())
     a_matmul, b_matmul = lane_bars(figure)[1:3]
@@ -100,6 +115,7 @@ def test_overlapping_executions_stack_inside_their_lane() -> None:
     assert relu.get_height() == pytest.approx(0.8 * 0.9)  # CPU:1 has one row
 
 
+@needs_matplotlib
 def test_lanes_are_tinted_with_the_graph_pictures_device_colours() -> None:
     from matplotlib.colors import to_hex
 
@@ -108,11 +124,13 @@ def test_lanes_are_tinted_with_the_graph_pictures_device_colours() -> None:
     assert tints == [PALETTE[0], PALETTE[1]]
 
 
+@needs_matplotlib
 def test_wide_bars_are_named() -> None:
     ax = timeline_chart(two_devices()).axes[0]
     assert sorted(t.get_text() for t in ax.texts) == ["MatMul", "MatMul", "Relu", "probs"]
 
 
+@needs_matplotlib
 def test_longer_steps_switch_to_milliseconds() -> None:
     stats = step_stats_pb2.StepStats()
     node(stats.dev_stats.add(device=CPU.format(0)), "slow", "Sleep", 0, 25_000)
@@ -121,6 +139,7 @@ def test_longer_steps_switch_to_milliseconds() -> None:
     assert ax.get_title() == "slow"
 
 
+@needs_matplotlib
 def test_the_figure_renders_itself_as_png() -> None:
     png = timeline_chart(two_devices())._repr_png_()  # type: ignore[attr-defined]
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
@@ -133,6 +152,7 @@ def test_empty_or_wrong_input_is_refused() -> None:
         timeline_chart("stats")
 
 
+@needs_matplotlib
 async def test_a_traced_run_has_a_lane_per_device() -> None:
     g = aiotf.Graph()
     with g.as_default():
@@ -148,6 +168,25 @@ async def test_a_traced_run_has_a_lane_per_device() -> None:
     assert value == 12.0
     labels = [t.get_text() for t in timeline_chart(metadata).axes[0].get_yticklabels()]
     assert [label.split("\n")[0] for label in labels] == ["CPU:0", "CPU:1"]
+
+
+def test_without_matplotlib_the_chart_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    message = "timeline_chart draws with matplotlib, which is not installed (pip install "
+    with pytest.raises(MatplotlibUnavailableError, match=re.escape(message + "'aiotf[notebook]'")):
+        timeline_chart(two_devices())
+    assert issubclass(MatplotlibUnavailableError, RuntimeError)  # as GraphvizUnavailableError
+
+
+@needs_matplotlib
+def test_one_execution_is_singular() -> None:
+    stats = step_stats_pb2.StepStats()
+    node(stats.dev_stats.add(device=CPU.format(0)), "only", "Const", 0, 5)
+    ax = timeline_chart(stats).axes[0]
+    assert ax.get_title() == "Step timeline: 1 node execution, 5 µs"
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["CPU:0\n1 node"]
 
 
 # -- pictures -------------------------------------------------------------------------------------

@@ -107,10 +107,11 @@ class _Model:
     def summary(self) -> str:
         """``9 nodes on 2 devices, 1 with no device``: the whole graph, drawn or not."""
         devices = sum(1 for d in self.colors if d)
-        kind = f"{len(self.parts)} partitions, " if self.parts[0].title is not None else ""
+        partitioned = self.parts[0].title is not None
+        kind = f"{counted(len(self.parts), 'partition')}, " if partitioned else ""
         if not devices:
-            return f"{kind}{self.total} nodes, no device set"
-        text = f"{kind}{self.total} nodes on {devices} device{'s' * (devices != 1)}"
+            return f"{kind}{counted(self.total, 'node')}, no device set"
+        text = f"{kind}{counted(self.total, 'node')} on {counted(devices, 'device')}"
         unplaced = sum(p.unplaced for p in self.parts)
         return f"{text}, {unplaced} with no device" if unplaced else text
 
@@ -245,6 +246,11 @@ def short_device(name: str) -> str:
     return f"{prefix}/{device}" if device else prefix
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 node``, ``2 nodes``: ``n`` and ``noun``, plural unless ``n`` is 1."""
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 def short_name(name: str, width: int = NAME_WIDTH) -> str:
     """``name``'s last scopes that fit in ``width`` characters, ``…/`` marking the cut."""
     if len(name) <= width:
@@ -324,7 +330,7 @@ def _draw_nodes(dot: Any, part: _Part, colors: dict[str, str]) -> None:
         hidden = part.total - len(part.nodes)
         dot.node(
             f"{part.nodes[0].id}_more" if part.nodes else "more",
-            label=nohtml(f"… {hidden} more node{'s' * (hidden != 1)} not drawn"),
+            label=nohtml(f"… {counted(hidden, 'more node')} not drawn"),
             shape="note",
             style="filled",
             fillcolor="#f4f4f4",
@@ -428,11 +434,11 @@ def _text(model: _Model) -> str:
     lines = [model.summary()]
     for part in model.parts:
         if part.title is not None:
-            lines.append(f"{part.title} ({part.total} nodes)")
+            lines.append(f"{part.title} ({counted(part.total, 'node')})")
         devices = sorted({n.device for n in part.nodes}, key=device_sort_key)
         for device in devices:
             nodes = [n for n in part.nodes if n.device == device]
-            lines.append(f"  [{short_device(device)}] {len(nodes)} node{'s' * (len(nodes) != 1)}")
+            lines.append(f"  [{short_device(device)}] {counted(len(nodes), 'node')}")
             lines.extend(_text_line(n) for n in nodes)
         if len(part.nodes) < part.total:
             lines.append(f"    … {part.total - len(part.nodes)} more not shown")

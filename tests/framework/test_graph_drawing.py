@@ -227,6 +227,16 @@ def test_text_of_partitions_names_the_other_end_of_each_hop() -> None:
     assert re.search(r"a/_1\s+_Recv\s+<- CPU:0 \(edge_1_a\)", text)
 
 
+def test_counts_of_one_are_singular() -> None:
+    one = aiotf.GraphDef()
+    one.node.add(name="a", op="Const", device=LOCAL.format(0))
+    assert graph_to_text([one]).splitlines()[:2] == [
+        "1 partition, 1 node on 1 device",
+        "partition 0: CPU:0 (1 node)",
+    ]
+    assert graph_to_text(one).splitlines()[0] == "1 node on 1 device"
+
+
 # -- Jupyter ---------------------------------------------------------------------------------------
 @needs_graphviz
 @needs_dot
