@@ -25,17 +25,26 @@ class Ref:
 
     Ref outputs travel along ref edges as this object. The executor dereferences it where a
     non-ref input consumes it, raising ``FailedPreconditionError`` while ``value`` is None
-    (uninitialized). Kernels that update it replace ``value`` with a new array rather than
-    writing into the old one, so a value read earlier in a step never changes under its reader.
+    (uninitialized). ``buffer`` is the variable's memory, which the kernels that update it write
+    into (``state_kernels.py``); ``value`` is a read-only view of it, what readers get, so a value
+    read earlier sees later updates, as TensorFlow's aliasing does.
     """
 
-    __slots__ = ("dtype", "name", "shape", "value")
+    __slots__ = ("buffer", "dtype", "name", "shape", "value")
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = None) -> None:
         self.name = name
         self.dtype = dtype
         self.shape = shape
+        self.buffer: Any = None
         self.value: Any = None
+
+    def set_buffer(self, buffer: Any) -> None:
+        """Make ``buffer`` (a writable array) the variable's memory."""
+        view = buffer.view()
+        view.flags.writeable = False
+        self.buffer = buffer
+        self.value = view
 
     def __repr__(self) -> str:
         return f"Ref({self.name!r}, initialized={self.value is not None})"

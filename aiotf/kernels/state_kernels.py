@@ -5,11 +5,20 @@ of the session. The ref kernels follow the executor's contract: a ``Ref(T)`` inp
 :class:`Ref` itself (the executor dereferences a ref only where a plain input consumes it), and
 a ``Ref(T)`` output is that same object.
 
-Updates never write into an array: each replaces the slot's value with a new, read-only one, so
-a value a reader already holds never changes under it. Every read-modify-write happens under one lock
-(``_UPDATE_LOCK``): on the event loop the kernels run inline and cannot interleave anyway, and
-the lock keeps a kernel run from a pool thread just as exact. Uncontended, it costs well under a
-microsecond.
+A ref variable's updates write into its buffer, as TensorFlow's do (``AssignRefVariable``: an
+Assign copies into the existing buffer when the sizes agree; AssignAdd and AssignSub update in
+place). A read of the ref (``v/read``, any plain input it feeds) hands out a read-only view of
+that buffer, so, as in TensorFlow 1.x, a value read before an update and consumed after it sees
+the update: ``with control_dependencies([v.assign_add(1)]): tf.identity(v)`` reads the new value,
+and a ``while_loop`` that assigns a variable sees each iteration's value. The client copies a
+fetched view, so what a run returns never changes afterwards.
+
+A resource variable keeps TensorFlow's copy-on-write semantics instead: each update replaces the
+value with a new, read-only array, so a value a reader already holds never changes under it.
+
+Every read-modify-write happens under one lock (``_UPDATE_LOCK``): on the event loop the kernels
+run inline and cannot interleave anyway, and the lock keeps a kernel run from a pool thread just
+as exact. Uncontended, it costs well under a microsecond.
 """
 
 from __future__ import annotations
@@ -104,24 +113,29 @@ def assign(ref: Ref, value: Array, *, validate_shape: bool) -> Ref:
             f"Assign requires shapes of both tensors to match. lhs shape= "
             f"{shape_text(_lhs_shape(ref))} rhs shape= {shape_text(value.shape)}",
         )
-    new = _frozen(value)
     with _UPDATE_LOCK:
-        ref.value = new
+        buffer = ref.buffer
+        if buffer is not None and buffer.size == value.size and buffer.dtype == value.dtype:
+            if buffer.shape != value.shape:  # validate_shape=False: the same memory, reshaped
+                ref.set_buffer(buffer.reshape(value.shape))
+            np.copyto(ref.buffer, value)  # into the buffer: readers holding it see the update
+        else:
+            ref.set_buffer(np.array(value, copy=True))
     return ref
 
 
-def _update_ref(ref: Ref, value: Array, fn: Callable[[Array, Array], Array]) -> Ref:
+def _update_ref(ref: Ref, value: Array, fn: Callable[..., Array]) -> Ref:
     with _UPDATE_LOCK:
-        old = ref.value
-        if old is None:
+        buffer = ref.buffer
+        if buffer is None:
             raise errors.FailedPreconditionError(
                 None, None, f"Attempting to use uninitialized value {ref.name}"
             )
-        if old.shape != value.shape:
+        if buffer.shape != value.shape:
             raise errors.InvalidArgumentError(
                 None, None, "Parameters and update must be the same size"
             )
-        ref.value = _frozen(fn(old, value), old.dtype)
+        fn(buffer, value, out=buffer, casting="unsafe")  # in place, as TensorFlow's DenseUpdate
     return ref
 
 

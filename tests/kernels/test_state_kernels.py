@@ -65,7 +65,9 @@ def test_variable_v2_lives_in_the_resource_manager() -> None:
     assert _variable(ctx, "other", shared_name=b"s", container=b"c") is shared
 
 
-def test_assign_replaces_the_value_with_a_copy() -> None:
+def test_updates_write_into_the_variable_s_buffer_as_tensorflow_s_do() -> None:
+    """TensorFlow's AssignRefVariable copies into the existing buffer and AssignAdd updates it in
+    place: a value read before an update sees it (TF 1.x's aliasing of ``v/read``)."""
     ctx = _ctx()
     ref = _variable(ctx)
     fed = np.array([1.0, 2.0], F32)
@@ -77,9 +79,12 @@ def test_assign_replaces_the_value_with_a_copy() -> None:
     assert first[0] == 1.0
     assert not first.flags.writeable  # nor can a reader write into it
     _kernel("AssignAdd", T=aiotf.float32)(ref, np.array([1.0, 1.0], F32))
-    assert ref.value is not first  # a new array: a reader's value never changes under it
-    np.testing.assert_array_equal(first, [1.0, 2.0])
-    np.testing.assert_array_equal(ref.value, [2.0, 3.0])
+    np.testing.assert_array_equal(first, [2.0, 3.0])  # the reader's value is the variable's
+    _kernel("Assign", T=aiotf.float32)(ref, np.array([7.0, 8.0], F32))
+    np.testing.assert_array_equal(first, [7.0, 8.0])  # same size: copied into the buffer
+    _kernel("Assign", T=aiotf.float32, validate_shape=False)(ref, np.array([5.0], F32))
+    np.testing.assert_array_equal(first, [7.0, 8.0])  # another size: a new buffer
+    np.testing.assert_array_equal(ref.value, [5.0])
 
 
 def test_assign_shape_checks() -> None:
@@ -115,7 +120,7 @@ def test_assign_add_sub(op: str, fn: Any) -> None:
     ):
         update(ref, np.ones(2, F32))
     start = np.array([1.5, -2.0], F32)
-    ref.value = start
+    ref.set_buffer(start.copy())
     delta = np.array([0.25, 4.0], F32)
     assert update(ref, delta) is ref
     assert ref.value.dtype == F32
@@ -131,7 +136,7 @@ def test_assign_add_scalar_int_wraps_like_tensorflow() -> None:
     ctx = _ctx()
     make = _kernel("VariableV2", "c", shape=aiotf.TensorShape([]), dtype=aiotf.int32)
     ref = make(ctx)
-    ref.value = np.array(np.iinfo(I32).max, I32)
+    ref.set_buffer(np.array(np.iinfo(I32).max, I32))
     _kernel("AssignAdd", T=aiotf.int32)(ref, np.array(1, I32))
     assert isinstance(ref.value, np.ndarray) and ref.value.shape == ()
     assert ref.value.dtype == I32 and ref.value == np.iinfo(I32).min
@@ -142,7 +147,7 @@ def test_is_variable_initialized() -> None:
     ref = _variable(ctx)
     check = _kernel("IsVariableInitialized", dtype=aiotf.float32)
     assert check(ref).dtype == np.bool_ and not check(ref)
-    ref.value = np.zeros(2, F32)
+    ref.set_buffer(np.zeros(2, F32))
     assert check(ref)
 
 

@@ -154,3 +154,32 @@ async def test_parallel_iterations_bounds_the_iterations_in_flight(
         async with asyncio.timeout(STALL_S):
             assert await run == sum(range(20))
     assert GATE.peak == parallel_iterations
+
+
+async def test_a_read_of_a_ref_variable_sees_later_updates_as_in_tensorflow() -> None:
+    """``v/read`` aliases the variable's buffer in TF 1.x, so a read consumed after an update
+    sees it. TF 2.21 (``tf.compat.v1``): 5.0, 5.0, and 62.0 for the loop (2+4+8+16+32)."""
+    g = aiotf.Graph()
+    with g.as_default():
+        v = aiotf.Variable(0.0, name="v")
+        bump = aiotf.assign_add(v, 5.0)
+        with aiotf.control_dependencies([bump]):
+            ident = aiotf.identity(v)
+            plus = v + 0.0
+        w = aiotf.Variable(1.0, name="w")
+
+        def body(i: Any, s: Any) -> Any:
+            return i + 1, s + aiotf.assign(w, w * 2.0)
+
+        _, total = aiotf.while_loop(lambda i, s: i < 5, body, [0, 0.0], parallel_iterations=1)
+        u = aiotf.Variable([1.0, 2.0], name="u")
+        bump_u = aiotf.assign_add(u, [1.0, 1.0])
+        init = aiotf.global_variables_initializer()
+    async with aiotf.Session(graph=g) as sess:
+        for fetch, want in ((ident, 5.0), (plus, 5.0), (total, 62.0)):
+            await sess.run(init)
+            assert await sess.run(fetch) == want
+        fetched = await sess.run(u)  # a fetched value is the client's own copy
+        await sess.run(bump_u)
+        np.testing.assert_array_equal(fetched, [1.0, 2.0])
+        np.testing.assert_array_equal(await sess.run(u), [2.0, 3.0])
