@@ -226,7 +226,10 @@ class BaseSession:
             if graph.version > self._extended_version:
                 version = graph.version
                 ops = graph._ops_since(self._extended_version)
-                self._impl.extend((op.node_def for op in ops), graph.library)
+                try:
+                    self._impl.extend((op.node_def for op in ops), graph.library)
+                except errors.OpError as e:  # placing the new nodes failed: name where built
+                    raise self._attach_op(e) from None
                 self._extended_version = version
 
     def _attach_op(self, err: errors.OpError) -> errors.OpError:

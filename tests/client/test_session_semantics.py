@@ -544,3 +544,17 @@ async def test_no_task_or_thread_outlives_close(m: Model) -> None:
         await in_flight
     assert asyncio.all_tasks() == tasks_before
     assert set(threading.enumerate()) == threads_before
+
+
+async def test_a_placement_error_names_where_the_op_was_built() -> None:
+    """Placing happens when the session extends its graph; the error still names the node,
+    its device request and the line that built it, as a kernel error does."""
+    g = aiotf.Graph()
+    with g.as_default(), aiotf.device("/device:CPU:5"):
+        c = aiotf.constant(1.0, name="c")
+    async with aiotf.Session(graph=g) as s:
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            await s.run(c)
+    assert "was explicitly assigned to /device:CPU:5" in info.value.message
+    assert info.value.op is c.op
+    assert f"Operation 'c' (Const) on /device:CPU:5, defined at {__file__}:" in info.value.message
