@@ -144,9 +144,13 @@ async def _serve(
         raise CliError(f"cannot listen on {args.host}:{args.port}: {reason}") from None
     except (aiotf.errors.OpError, ValueError, TypeError) as e:  # the session cannot run it
         raise CliError(f"cannot serve model {name!r}: {_first_line(e)}") from None
-    say(f"model {name!r} at {server.url}/v1/models/{name} ({_describe(signature)})")
     await server.serve_until_signalled(
-        lambda n: say(f"stopping: finishing {n} request(s) in flight, then closing the session")
+        on_stopping=lambda n: say(
+            f"stopping: finishing {n} request{'s' * (n != 1)} in flight, then closing the session"
+        ),
+        on_serving=lambda: say(
+            f"model {name!r} at {server.url}/v1/models/{name} ({_describe(signature)})"
+        ),
     )
     say("stopped")
 

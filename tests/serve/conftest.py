@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -64,7 +66,46 @@ async def _serving(
         await server.stop()
 
 
+class HeldRequest:
+    """A ``:predict`` POST on its own connection, sent in two steps: :meth:`start` sends the
+    headers with ``Expect: 100-continue`` and returns once the server answers ``100 Continue``
+    (its handler is running: the request is in flight); :meth:`send` sends the body."""
+
+    def __init__(self, port: int, path: str, body: object) -> None:
+        self.port, self.path = port, path
+        self.body = json.dumps(body).encode()
+
+    async def start(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        head = (
+            f"POST {self.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Connection: close\r\nExpect: 100-continue\r\nContent-Length: {len(self.body)}\r\n"
+        )
+        self.writer.write(head.encode() + b"\r\n")
+        assert await self.reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
+
+    def send(self) -> None:
+        self.writer.write(self.body)
+
+    async def response(self) -> tuple[int, object]:
+        """The status and JSON body (the server closes the connection after it)."""
+        head, _, body = (await self.reader.read()).partition(b"\r\n\r\n")
+        return int(head.split()[1]), json.loads(body)
+
+    async def close(self) -> None:
+        if hasattr(self, "writer"):
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                await self.writer.wait_closed()
+
+
 Serving = Callable[..., contextlib.AbstractAsyncContextManager[Served]]
+
+
+@pytest.fixture
+def held_request() -> type[HeldRequest]:
+    """``held_request(port, path, body)``: see :class:`HeldRequest`."""
+    return HeldRequest
 
 
 @pytest.fixture

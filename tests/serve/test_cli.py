@@ -1,14 +1,19 @@
-"""``aiotf serve``: a real process that serves and exits 0 on SIGTERM; one-line errors."""
+"""``aiotf serve``: a real process that serves, and on SIGINT or SIGTERM finishes the requests in
+flight and exits 0; one-line errors; usage errors."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import signal
 import socket
 import subprocess
 import sys
+from asyncio.subprocess import Process
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -30,41 +35,101 @@ def model_pb(tmp_path: Path) -> Path:
     return path
 
 
-async def test_python_m_aiotf_serve_answers_then_exits_0_on_sigterm(model_pb: Path) -> None:
+@contextlib.asynccontextmanager
+async def serve_process(graph: Path, *args: str) -> AsyncIterator[tuple[Process, str]]:
+    """``python -m aiotf serve GRAPH ARGS --port 0``, its URL once it says it is serving;
+    killed on the way out if it has not exited by then."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "aiotf",
-        "serve",
-        str(model_pb),
-        "--input",
-        "x=x:0",
-        "--output",
-        "y=y:0",
-        "--port",
-        "0",
+        *[sys.executable, "-m", "aiotf", "serve", str(graph), *args, "--port", "0"],
         stderr=asyncio.subprocess.PIPE,
     )
-    assert proc.stderr is not None
     try:
-        async with asyncio.timeout(20):
+        assert proc.stderr is not None
+        async with asyncio.timeout(30):
             line = (await proc.stderr.readline()).decode()
-        match = re.search(r"at (http://127\.0\.0\.1:\d+)/v1/models/triple ", line)
+        match = re.search(rf"at (http://127\.0\.0\.1:\d+)/v1/models/{graph.stem} ", line)
         assert match, line
-        async with (
-            aiohttp.ClientSession(base_url=match.group(1)) as client,
-            client.post("/v1/models/triple:predict", json={"instances": [1.0, 2.5]}) as resp,
-        ):
-            assert (resp.status, await resp.json()) == (200, {"predictions": [3.0, 7.5]})
-        proc.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(20):
-            rest = (await proc.stderr.read()).decode()
-            assert await proc.wait() == 0, rest
+        yield proc, match.group(1)
     finally:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-    assert "stopping: finishing 0 request(s) in flight" in rest
+
+
+async def test_python_m_aiotf_serve_answers_then_exits_0_on_sigterm(model_pb: Path) -> None:
+    async with serve_process(model_pb, "--input", "x=x:0", "--output", "y=y:0") as (proc, url):
+        async with (
+            aiohttp.ClientSession(base_url=url) as client,
+            client.post("/v1/models/triple:predict", json={"instances": [1.0, 2.5]}) as resp,
+        ):
+            assert (resp.status, await resp.json()) == (200, {"predictions": [3.0, 7.5]})
+        proc.send_signal(signal.SIGTERM)
+        assert proc.stderr is not None
+        async with asyncio.timeout(20):
+            rest = (await proc.stderr.read()).decode()
+            assert await proc.wait() == 0, rest
+    assert "stopping: finishing 0 requests in flight" in rest
+    assert rest.rstrip().endswith("aiotf serve: stopped")
+
+
+@pytest.fixture
+def gate_pb(tmp_path: Path) -> Path:
+    """x float32 [?], release float32 [?] -> y = x + (one value dequeued from queue q).
+
+    A run first enqueues every value of ``release``, then dequeues one: a request whose
+    ``release`` is empty waits until a later request enqueues a value for it.
+    """
+    graph = aiotf.Graph()
+    with graph.as_default():
+        queue = aiotf.FIFOQueue(64, aiotf.float32, shapes=[[]], name="q")
+        x = aiotf.placeholder(aiotf.float32, [None], name="x")
+        release = aiotf.placeholder(aiotf.float32, [None], name="release")
+        with aiotf.control_dependencies([queue.enqueue_many([release])]):
+            aiotf.add(x, queue.dequeue(), name="y")
+    path = tmp_path / "gate.pb"
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+async def test_a_signal_lets_every_request_in_flight_finish_then_exits_0(
+    gate_pb: Path, sig: signal.Signals, held_request: Any
+) -> None:
+    """Three requests wait in their runs for a fourth, whose body is sent only after the signal:
+    none can finish before the server is stopping, and every one must be answered."""
+    inputs = ("--input", "x=x:0", "--input", "release=release:0", "--output", "y=y:0")
+    async with serve_process(gate_pb, *inputs) as (proc, url):
+        assert proc.stderr is not None
+        port, path = int(url.rpartition(":")[2]), "/v1/models/gate:predict"
+        waiting = [
+            held_request(port, path, {"inputs": {"x": [i, i + 0.5], "release": []}})
+            for i in range(3)
+        ]
+        releasing = held_request(port, path, {"inputs": {"x": [100.0], "release": [10.0] * 4}})
+        try:
+            async with asyncio.timeout(30):
+                for request in waiting:
+                    await request.start()
+                    request.send()  # its run now waits on the queue
+                await releasing.start()
+
+                proc.send_signal(sig)
+                stopping = (await proc.stderr.readline()).decode()
+                assert "stopping: finishing 4 requests in flight" in stopping, stopping
+
+                releasing.send()  # enqueues a value for each run, its own included
+                answers = [await r.response() for r in [*waiting, releasing]]
+                rest = (await proc.stderr.read()).decode()
+                assert await proc.wait() == 0, rest
+        finally:
+            for request in [*waiting, releasing]:
+                await request.close()
+    assert answers == [
+        (200, {"outputs": [10.0, 10.5]}),
+        (200, {"outputs": [11.0, 11.5]}),
+        (200, {"outputs": [12.0, 12.5]}),
+        (200, {"outputs": [110.0]}),
+    ]
     assert rest.rstrip().endswith("aiotf serve: stopped")
 
 

@@ -126,10 +126,36 @@ async def test_shutdown_finishes_requests_in_flight_then_closes_the_session() ->
         await asyncio.open_connection("127.0.0.1", server.port)
 
 
-async def test_shutdown_timeout_cancels_what_never_finishes() -> None:
+async def test_shutdown_reads_a_body_still_arriving(affine, held_request) -> None:
+    """aiohttp's own shutdown stops reading connections, so the server drains its requests
+    before it: a request whose body is on its way is in flight, and is answered."""
+    signature = Signature.build(affine, {"x": "x:0"}, {"y": "y:0"})
+    server = ModelServer(create_app(affine, signature, "m"), port=0)
+    await server.start()
+    request = held_request(server.port, "/v1/models/m:predict", {"instances": [[1.0, 2.0, 3.0]]})
+    try:
+        async with asyncio.timeout(10):
+            await request.start()  # the server answered 100 Continue: its handler runs
+            stopping = asyncio.create_task(server.stop())
+            await _settle()
+            assert not _listening(server) and not stopping.done()
+            assert server.in_flight == 1
+            request.send()
+            assert await request.response() == (200, {"predictions": [[3.0, 5.0, 7.0]]})
+            await stopping
+    finally:
+        await request.close()
+        await server.stop()
+    assert server.in_flight == 0
+
+
+@pytest.mark.parametrize("shutdown_timeout", [0.0, 0.05])
+async def test_shutdown_timeout_cancels_what_never_finishes(shutdown_timeout: float) -> None:
     graph, _, _ = _queue_model()
     signature = Signature.build(graph, {"x": "x:0"}, {"y": "y:0"})
-    server = ModelServer(create_app(graph, signature, "q"), port=0, shutdown_timeout=0.05)
+    server = ModelServer(
+        create_app(graph, signature, "q"), port=0, shutdown_timeout=shutdown_timeout
+    )
     await server.start()
     servable = server.app[SERVABLE]
     async with aiohttp.ClientSession(base_url=server.url) as client:
