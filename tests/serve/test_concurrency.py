@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -52,8 +55,28 @@ class Heartbeat:
             self.ticks += 1
 
 
+@contextlib.contextmanager
+def _earlier_objects_frozen() -> Iterator[None]:
+    """Move every object alive now out of the collector's sight (``gc.freeze``) until the end.
+
+    In the whole suite this process holds every earlier test's leftovers: one full collection
+    of them can take 300 ms, wherever it falls. That is the test process, not the server."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 async def test_1000_requests_at_concurrency_64_on_one_session(serving, affine) -> None:
-    """Every answer is right, and the event loop never stalls while they run."""
+    """Every answer is right, and the event loop never stalls while they run.
+
+    The client shares the server's loop, so a tick waits for a loop iteration that may serve
+    up to 64 requests at both ends: 5-10 ms late here when idle, 20-35 ms with three CPU hogs
+    on two cores. The bound leaves room for a loaded machine and catches anything that blocks
+    the loop for a tenth of a second (a thread waited for, a build or a big body on the loop).
+    """
     heartbeat = Heartbeat()
     gate = asyncio.Semaphore(64)
 
@@ -63,14 +86,15 @@ async def test_1000_requests_at_concurrency_64_on_one_session(serving, affine) -
             status, body = await s.post("/v1/models/m:predict", {"instances": [x]})
         assert (status, body) == (200, {"predictions": [[2 * v + 1 for v in x]]})
 
-    async with serving(affine, {"x": "x:0"}, {"y": "y:0"}) as s, asyncio.TaskGroup() as tg:
-        beat = tg.create_task(heartbeat.run())
-        async with asyncio.TaskGroup() as requests:
-            for i in range(1000):
-                requests.create_task(one(s, i))
-        beat.cancel()
+    with _earlier_objects_frozen():
+        async with serving(affine, {"x": "x:0"}, {"y": "y:0"}) as s, asyncio.TaskGroup() as tg:
+            beat = tg.create_task(heartbeat.run())
+            async with asyncio.TaskGroup() as requests:
+                for i in range(1000):
+                    requests.create_task(one(s, i))
+            beat.cancel()
     assert heartbeat.ticks > 0
-    assert heartbeat.worst < 0.2, f"the event loop stalled for {heartbeat.worst * 1000:.0f} ms"
+    assert heartbeat.worst < 0.1, f"the event loop stalled for {heartbeat.worst * 1000:.0f} ms"
 
 
 async def test_concurrent_requests_with_different_batch_sizes(serving, affine) -> None:
