@@ -25,6 +25,7 @@ import aiotf
 from aiotf.bench import extras
 from aiotf.bench.graphs import GraphSpec, load_spec
 from aiotf.bench.timing import (
+    SETTLE_S,
     Contender,
     aiotf_contender,
     compare,
@@ -51,8 +52,9 @@ class Options:
     budget: float = 1.5  # seconds of timed runs per contender and workload
 
     @property
-    def timing(self) -> tuple[int, float]:
-        return (3, 0.02) if self.quick else (self.rounds, self.budget)
+    def timing(self) -> tuple[int, float, float]:
+        """Rounds, seconds of runs per contender, seconds of quiet before each batch."""
+        return (3, 0.02, 0.0) if self.quick else (self.rounds, self.budget, SETTLE_S)
 
 
 def one_line(exc: BaseException) -> str:
@@ -96,8 +98,8 @@ async def run_workload(workload: Workload, options: Options) -> dict[str, Any]:
         if contender is not None:
             contenders.append(contender)
     try:
-        rounds, budget = options.timing
-        samples = await time_interleaved(contenders, rounds, budget)
+        rounds, budget, settle = options.timing
+        samples = await time_interleaved(contenders, rounds, budget, settle)
     finally:
         for c in contenders:
             if c.close is not None:
@@ -210,12 +212,13 @@ def machine_info(tf: Any) -> dict[str, Any]:
 
 
 def _options(options: Options) -> dict[str, Any]:
-    rounds, budget = options.timing
+    rounds, budget, settle = options.timing
     return {
         "workloads": [w.name for w in options.workloads],
         "quick": options.quick,
         "rounds": rounds,
         "budget_s": budget,
+        "settle_s": settle,
         "graphs_dir": str(options.graphs_dir) if options.graphs_dir else None,
         "extras": sorted(options.extras),
     }

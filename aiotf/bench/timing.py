@@ -2,10 +2,14 @@
 
 A :class:`Contender` is one way of computing a workload's result: aiotf (``await sess.run``),
 the straight-line numpy reference, or TensorFlow (``tf.compat.v1.Session.run``). Each is timed
-in the same process and interleaved: round ``r`` times a batch of every contender, in an order
-rotated by ``r``, so drift in the machine's speed (other tenants, thermal, frequency) falls on
-all of them alike. Every run is timed on its own with ``perf_counter``; statistics are over all
-runs of all rounds.
+in the same process and interleaved: each round times a batch of every contender, so drift in
+the machine's speed (other tenants, thermal, frequency) falls on all of them alike. The order is
+shuffled every round (seeded): a rotation would always put the same contender after the same
+other one. Before each batch the loop sleeps ``SETTLE_S``, so that the threads a contender
+leaves spinning (OpenBLAS's workers after numpy's matmuls spin for about 2**28 cycles;
+TensorFlow's Eigen pools spin too) have gone to sleep and do not take a core from the next
+one. Every run is timed on its own with ``perf_counter``; statistics are over all runs of all
+rounds.
 
 Sync contenders (numpy, TensorFlow) are called straight from the loop; TensorFlow's ``run``
 blocks the event loop while it runs, exactly as it would in an asyncio program.
@@ -17,6 +21,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import gc
+import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -28,6 +33,7 @@ from aiotf.bench.workloads import Array, Built, Reference
 
 FIRST_RUN_TIMEOUT = 120.0  # seconds; a hanging first run is reported, never waited on forever
 TF_POOL_THREADS = 8
+SETTLE_S = 0.25  # seconds of quiet before each timed batch (see the module docstring)
 
 
 @dataclasses.dataclass
@@ -130,18 +136,26 @@ def compare(got: Any, want: Any, rtol: float, atol: float) -> dict[str, Any]:
 
 
 async def time_interleaved(
-    contenders: Sequence[Contender], rounds: int, budget: float, max_batch: int = 100_000
+    contenders: Sequence[Contender],
+    rounds: int,
+    budget: float,
+    settle: float = SETTLE_S,
+    max_batch: int = 100_000,
 ) -> dict[str, list[float]]:
-    """Per-run times of every contender, ``rounds`` interleaved batches of ~budget/rounds each."""
+    """Per-run times of every contender, ``rounds`` interleaved batches of ~budget/rounds each,
+    in a shuffled order every round, ``settle`` seconds of quiet before each batch."""
     batch: dict[str, int] = {}
     for c in contenders:
         probe: list[float] = []
         await c.time_batch(2, probe)
         batch[c.label] = max(1, min(max_batch, int(budget / rounds / max(min(probe), 1e-7))))
     samples: dict[str, list[float]] = {c.label: [] for c in contenders}
-    for r in range(rounds):
-        k = r % len(contenders)
-        for c in [*contenders[k:], *contenders[:k]]:
+    order = list(contenders)
+    shuffle = random.Random(0).shuffle
+    for _ in range(rounds):
+        shuffle(order)
+        for c in order:
+            await asyncio.sleep(settle)
             await c.time_batch(batch[c.label], samples[c.label])
         gc.collect()
     return samples
