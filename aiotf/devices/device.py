@@ -51,6 +51,7 @@ class Device:
         )
         self.resource_manager = ResourceMgr()
         self._num_threads = max(1, num_threads)
+        self._load = intra_op.PoolLoad(self._num_threads)  # jobs queued or running in the pool
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()  # sessions may start runs from several threads
 
@@ -65,9 +66,20 @@ class Device:
                     max_workers=self._num_threads,
                     thread_name_prefix=f"aiotf-{self.name.rsplit('/', 1)[-1]}",
                     initializer=intra_op.bind_worker,
-                    initargs=(self._help, self._num_threads - 1),
+                    initargs=(self._help, self._load),
                 )
             return self._pool
+
+    def _submit(
+        self, pool: concurrent.futures.ThreadPoolExecutor, fn: Callable[..., Any], args: Any
+    ) -> concurrent.futures.Future[Any]:
+        """``fn(*args)`` queued on ``pool``, counted in the pool's load until it has run."""
+        self._load.enter()
+        try:
+            return pool.submit(_call_counted, self._load, fn, args)
+        except BaseException:
+            self._load.exit()
+            raise
 
     def _help(self, fn: Callable[[], None]) -> bool:
         """Queue a kernel's helper job (``intra_op``) on the pool; False once it is closed."""
@@ -75,23 +87,28 @@ class Device:
         if pool is None:
             return False
         try:
-            pool.submit(_call_quietly, fn, ())
+            self._submit(pool, fn, ())
         except RuntimeError:  # shutting down: the kernel's own thread does the work
             return False
         return True
 
-    async def run_in_pool(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_in_pool(
+        self, fn: Callable[..., Any], *args: Any, cancel: threading.Event | None = None
+    ) -> Any:
         """``fn(*args)`` in this device's thread pool; on cancel, waits for the thread first.
 
         The wait outlasts further cancellations (a failing step cancels its kernels, then the
         run's deadline or caller cancels the step again): the first ``CancelledError`` is
-        re-raised once the thread has finished, never before.
+        re-raised once the thread has finished, never before. ``cancel``, if given, is set
+        before that wait, for a long ``fn`` that looks at it to stop early.
         """
-        future = self._get_pool().submit(_call_quietly, fn, args)
+        future = self._submit(self._get_pool(), fn, args)
         wrapped = asyncio.wrap_future(future)
         try:
             return await asyncio.shield(wrapped)
         except asyncio.CancelledError:
+            if cancel is not None:
+                cancel.set()
             while not wrapped.done():
                 try:
                     await asyncio.wait([wrapped])
@@ -110,6 +127,9 @@ class Device:
         return f"<{type(self).__name__} {self.name}>"
 
 
-def _call_quietly(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    with np.errstate(all="ignore"), blas.single_threaded():
-        return fn(*args)
+def _call_counted(load: intra_op.PoolLoad, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    try:
+        with np.errstate(all="ignore"), blas.single_threaded():
+            return fn(*args)
+    finally:
+        load.exit()
