@@ -108,10 +108,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -119,7 +120,7 @@ from aiotf.devices.device import Device
 from aiotf.framework import errors
 from aiotf.kernels.context import DEAD, StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, OpKernel
-from aiotf.runtime.flat_compiler import FlatProgram, compile_flat
+from aiotf.runtime.flat_compiler import FlatGenerator, FlatProgram, Handover, compile_flat
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.loop_compiler import (
     LoopError,
@@ -426,6 +427,10 @@ class Executor:
             while request is None:
                 await asyncio.sleep(0)
                 request = gen.send(time.perf_counter() + YIELD_INTERVAL)
+            if program.chained:  # the rest of the step in a pool thread
+                stop = threading.Event()
+                await self.device.run_in_pool(self._finish_program, gen, request, stop, cancel=stop)
+                return None
         except StopIteration:
             return None
         except LoopError as exc:
@@ -434,7 +439,7 @@ class Executor:
         finally:
             gen.close()
         self._program = None
-        position, frame_locals = request
+        position, frame_locals = cast(Handover, request)
         state = _StepState(self, items)
         ready = deque(self._roots)
         for i, outputs in program.outputs(frame_locals, position):
@@ -443,6 +448,26 @@ class Executor:
             state.take_inputs(items[i])
             state.finish(i, outputs, ready)
         return await self._run_with_tasks(ctx, items, state, ready)
+
+    def _finish_program(self, gen: FlatGenerator, request: Any, stop: threading.Event) -> None:
+        """In a pool thread: run a chained program's step to its end, calling each pool kernel
+        it asks for right here; between kernels, give up once ``stop`` is set (the step was
+        cancelled). A kernel's exception comes out as :class:`LoopError` naming its node."""
+        items = self._items
+        try:
+            while not stop.is_set():
+                if request is None:
+                    request = gen.send(0.0)  # a deadline always past: it asks again soon
+                    continue
+                i, ctx, args = request
+                item = items[i]
+                try:
+                    outputs = item.compute(ctx, *args) if item.wants_ctx else item.compute(*args)
+                except Exception as exc:
+                    raise LoopError(i) from exc
+                request = gen.send((outputs, 0.0))
+        except StopIteration:  # the step is done (never let it into a future)
+            return
 
     # -- the flat schedule ---------------------------------------------------------------------
     async def _run_inline(self, ctx: StepContext, items: list[_Item]) -> errors.OpError | None:

@@ -23,18 +23,27 @@ runs inline):
   tensors than the interpreter does.
 - A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
   ``POOL_MIN_COST`` (an elementwise kernel's test is its operands' sizes; another's estimate is
-  made again only when an input's shape changed since the last run, the shapes and the verdict
-  kept in ``state``). From ``POOL_MIN_COST`` up, the program hands the step over: it yields the
-  kernel's position in the order and its locals, and the executor carries on interpreting the
-  step from there (``FlatProgram.outputs``), so that independent pool kernels can run side by
-  side.
+  made again only when its key changed since the last run, the key and the verdict kept in
+  ``state``). From ``POOL_MIN_COST`` up, what happens depends on the partition's shape:
+
+  - *Chained*: every pool kernel depends on the one before it (an MLP, a CNN), so none could
+    run beside another. The program yields ``(node, ctx, inputs)``; the executor moves the rest
+    of the step into a pool thread, where it answers every later request by calling the kernel
+    there: one thread hop per step instead of two per pool kernel, and each big kernel still
+    splits its work over the pool's idle threads (``devices/intra_op.py``).
+  - Otherwise (sixteen independent MatMuls) the program hands the step over: it yields the
+    kernel's position in the order and its locals, and the executor carries on interpreting
+    the step from there (``FlatProgram.outputs``), so that independent pool kernels run side by
+    side; the partition is interpreted from then on.
 - The device allocator's books are not kept (the interpreted schedules keep them).
 
 The generator's protocol with the executor (as a compiled loop's, ``loop_compiler.py``): it yields
 ``None`` once ``deadline`` (a ``time.perf_counter`` value) has passed, and the executor yields to
-the event loop and sends the next deadline in; it yields ``(position, locals())`` to hand the
-step over (it is never resumed after that); it returns None when the step is done. A kernel's
-exception comes out as :class:`LoopError` naming the node.
+the event loop (or, in a pool thread, checks that the step is still wanted) and sends the next
+deadline in; a chained program yields ``(node, ctx, inputs)`` for a pool kernel and is sent
+``(outputs, deadline)``; another yields ``(position, locals())`` to hand the step over and is
+never resumed after that; it returns None when the step is done. A kernel's exception comes out
+as :class:`LoopError` naming the node.
 """
 
 from __future__ import annotations
@@ -61,18 +70,19 @@ YIELD_EVERY = 16
 POOLED_WORK = 4
 
 Handover = tuple[int, dict[str, Any]]  # (position in the order, the program's locals)
-FlatGenerator = Generator[Handover | None, float, None]
+PoolCall = tuple[int, Any, list[Any]]  # (node, ctx, inputs): run it in the pool, send outputs
+FlatGenerator = Generator[Handover | PoolCall | None, Any, None]
 
 
 class FlatProgram:
     """One compiled partition: ``run(ctx, deadline)`` runs one step of it.
 
-    ``order`` is the node order it runs; ``consts`` the Consts' values (made once); ``state``
-    holds, per pool kernel, the input shapes of its last cost estimate and the verdict (shared
+    ``order`` is the node order it runs; ``consts`` the Consts' values (made once); ``chained``
+    says how it asks for the pool (see the module docstring); ``state`` holds, per pool kernel, the input shapes of its last cost estimate and the verdict (shared
     by concurrent steps: both are plain facts about shapes).
     """
 
-    __slots__ = ("consts", "num_outputs", "order", "run", "source", "state")
+    __slots__ = ("chained", "consts", "num_outputs", "order", "run", "source", "state")
 
     def __init__(
         self,
@@ -82,6 +92,7 @@ class FlatProgram:
         num_outputs: list[int],
         consts: dict[str, Any],
         state: dict[int, Any],
+        chained: bool,
     ) -> None:
         self.run = run
         self.source = source
@@ -89,6 +100,7 @@ class FlatProgram:
         self.num_outputs = num_outputs
         self.consts = consts
         self.state = state
+        self.chained = chained
 
     def outputs(self, frame_locals: dict[str, Any], position: int) -> Iterator[tuple[int, Any]]:
         """``(node, outputs)`` for the nodes a handed-over step ran (``order[:position]``), as
@@ -110,7 +122,7 @@ def compile_flat(items: Sequence[LoopItem], roots: Sequence[int]) -> FlatProgram
     order = _order(items, roots)
     if order is None:
         return None
-    return _Codegen(items, order).program()
+    return _Codegen(items, order, _pool_kernels_in_a_chain(items, order)).program()
 
 
 def _order(items: Sequence[LoopItem], roots: Sequence[int]) -> list[int] | None:
@@ -131,12 +143,30 @@ def _order(items: Sequence[LoopItem], roots: Sequence[int]) -> list[int] | None:
     return order if len(order) == len(items) else None
 
 
+def _pool_kernels_in_a_chain(items: Sequence[LoopItem], order: list[int]) -> bool:
+    """Whether every pool kernel depends on the one before it in ``order`` (a chain: no two of
+    them could run side by side). One pass: for each node, the position of its latest pool
+    ancestor; in a chain, each pool kernel's is the previous pool kernel's."""
+    latest = [-1] * len(items)  # by node: the position of its latest pool ancestor (or itself)
+    previous = -1  # the position of the last pool kernel seen
+    for p, i in enumerate(order):
+        item = items[i]
+        if item.pooled:
+            if latest[i] != previous:
+                return False
+            latest[i] = previous = p
+        for j in item.successors:
+            latest[j] = max(latest[j], latest[i])
+    return True
+
+
 class _Codegen:
     """The source of one partition's generator function, and its compiled form."""
 
-    def __init__(self, items: Sequence[LoopItem], order: list[int]) -> None:
+    def __init__(self, items: Sequence[LoopItem], order: list[int], chained: bool) -> None:
         self.items = items
         self.order = order
+        self.chained = chained
         self.index = {item.node.name: i for i, item in enumerate(items)}
         self.names: dict[str, Any] = {
             "LoopError": LoopError,
@@ -169,7 +199,9 @@ class _Codegen:
         exec(compile(source, "<aiotf flat partition>", "exec"), self.names)
         consts = {name: v for name, v in self.names.items() if name.startswith("v")}
         num_outputs = [item.num_outputs for item in self.items]
-        return FlatProgram(self.names["flat"], source, self.order, num_outputs, consts, state)
+        return FlatProgram(
+            self.names["flat"], source, self.order, num_outputs, consts, state, self.chained
+        )
 
     def _emit(self, indent: int, line: str, node: int = -1) -> None:
         self.lines.append("    " * indent + line)
@@ -223,7 +255,11 @@ class _Codegen:
         else:
             gate = self._gate(i, data, emit)
             emit(f"if {gate}: {call}")
-            emit(f"else: yield ({self.position}, locals())")  # hand the step over
+            if self.chained:  # the executor runs it in the pool, and the rest of the step there
+                args = ", ".join(data)
+                emit(f"else: r, deadline = yield ({i}, ctx, [{args}]); {target or '_ = '}r")
+            else:
+                emit(f"else: yield ({self.position}, locals())")  # hand the step over
             self.work += POOLED_WORK
         if self.work >= YIELD_EVERY:
             self.work = 0

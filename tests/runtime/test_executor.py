@@ -27,6 +27,7 @@ from aiotf.runtime.step_stats import StepStatsCollector
 
 TASK = "/job:localhost/replica:0/task:0"
 F32 = aiotf.float32
+STALL_S = 30.0  # generous: only a hang reaches it
 
 # Test-only op types: their OpDefs are not registered (nothing else can build them); their kernels
 # are registered under names no real op uses.
@@ -234,9 +235,9 @@ class PoolSpy:
         self.calls = 0
         self._inner = device.run_in_pool
 
-    async def __call__(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def __call__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
-        return await self._inner(fn, *args)
+        return await self._inner(fn, *args, **kwargs)
 
 
 def matmul_graph(device: Device, a: np.ndarray, c: np.ndarray) -> Builder:
@@ -463,7 +464,7 @@ async def test_a_step_needing_the_pool_is_handed_over_and_the_program_demoted(
 ) -> None:
     b = _handover_graph(device)
     executor = b.executor()
-    assert executor._program is not None
+    assert executor._program is not None and not executor._program.chained  # big, small apart
     SIZED_CALLS.clear()
     for _ in range(2):  # handed over mid-step, then interpreted from the start
         retvals: list[Any] = [None, None]
@@ -546,3 +547,82 @@ async def test_a_compiled_cost_verdict_follows_small_integer_values(
         await executor.run(ctx)
         assert retvals[0].shape == (8 * multiples[0], 8 * multiples[1])
         assert spy.calls == calls
+
+
+GATE = OpDef("_ExecTestGate", (_X,), (ArgDef("y", type=F32),), _KIND)
+GATES: dict[bytes, Callable[[], None]] = {}  # by the gate's kind: what it does (block, raise)
+
+
+@register_kernel(GATE.name, cost=lambda x: float(POOL_MIN_COST))
+def _gate(x: Any, *, kind: bytes) -> Any:
+    """A pool kernel that calls ``GATES[kind]`` (which may block, or raise), then passes on x."""
+    SIZED_CALLS.append((threading.current_thread().name, "gate"))
+    GATES[kind]()
+    return x
+
+
+def _chain(device: Device, gate: Callable[[], None]) -> Builder:
+    """x -> big1 -> Neg -> gate -> big2: every pool kernel depends on the one before it."""
+    GATES[b"this"] = gate
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    b.add(SIZED, "big1", [(x, 0)], pool=True)
+    b.op("Neg", "neg", "big1", T=F32)
+    b.add(GATE, "gate", [("neg", 0)], kind=b"this")
+    b.add(SIZED, "big2", [("gate", 0)], pool=True)
+    b.retval("big2")
+    return b
+
+
+async def test_a_chained_step_finishes_in_one_pool_thread(
+    device: Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When its pool kernels form a chain, a compiled step moves into the pool at the first of
+    them and finishes there: one thread hop, and the program is kept for the next step."""
+    executor = _chain(device, lambda: None).executor()
+    assert executor._program is not None and executor._program.chained
+    spy = PoolSpy(device)
+    monkeypatch.setattr(device, "run_in_pool", spy)
+    for step in range(2):
+        SIZED_CALLS.clear()
+        retvals: list[Any] = [None]
+        x = np.ones(4, np.float32)
+        await executor.run(StepContext(1, Rendezvous(), [x], retvals, device))
+        np.testing.assert_array_equal(retvals[0], -(x + 1) + 1)
+        threads = {thread for thread, _ in SIZED_CALLS}
+        assert len(SIZED_CALLS) == 3 and len(threads) == 1
+        assert threads != {threading.current_thread().name}
+        assert spy.calls == step + 1
+        assert executor._program is not None  # not demoted
+
+
+async def test_a_chained_step_names_its_failing_pool_kernel(device: Device) -> None:
+    def fail() -> None:
+        raise ValueError("gate shut")
+
+    executor = _chain(device, fail).executor()
+    x = np.ones(4, np.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="gate shut") as info:
+        await executor.run(StepContext(1, Rendezvous(), [x], [None], device))
+    assert info.value.node_def.name == "gate"
+
+
+async def test_cancelling_a_chained_step_stops_it_between_kernels(device: Device) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def wait() -> None:
+        entered.set()
+        release.wait(STALL_S)
+
+    executor = _chain(device, wait).executor()
+    SIZED_CALLS.clear()
+    ctx = StepContext(1, Rendezvous(), [np.ones(4, np.float32)], [None], device)
+    step = asyncio.ensure_future(executor.run(ctx))
+    await asyncio.to_thread(entered.wait, STALL_S)  # the gate is running in the pool
+    step.cancel()
+    await asyncio.sleep(0)  # the cancellation reaches the step, which waits for its thread
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await step
+    assert [kind for _, kind in SIZED_CALLS] == ["pool", "gate"]  # big2 never ran
+    assert ctx.retvals == [None]

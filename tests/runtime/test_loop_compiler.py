@@ -521,9 +521,9 @@ async def test_a_kernel_whose_cost_depends_on_small_values_is_estimated_again(
         device = sess._impl.device_mgr.client_device
         inner = device.run_in_pool
 
-        async def spy(fn: Any, *args: Any) -> Any:
+        async def spy(fn: Any, *args: Any, **kwargs: Any) -> Any:
             pooled.append(getattr(fn, "__name__", "?"))
-            return await inner(fn, *args)
+            return await inner(fn, *args, **kwargs)
 
         monkeypatch.setattr(device, "run_in_pool", spy)
         assert await sess.run(out) == 0.0
