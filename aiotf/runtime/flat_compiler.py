@@ -64,6 +64,9 @@ from aiotf.runtime.loop_compiler import (
 )
 
 MAX_COMPILED_NODES = 4096  # a bigger partition is interpreted
+# Python's compiler holds the GIL and takes ~40 us a node: the program is compiled in parts of
+# this many nodes, so that a build in a worker thread lets the event loop run between them.
+PART_NODES = 64
 # The program checks the clock once this much kernel work has run since the last check: a plain
 # (cheap) kernel counts 1, a pool kernel run inline (up to POOL_MIN_COST: ~260 us) POOLED_WORK.
 YIELD_EVERY = 16
@@ -175,50 +178,86 @@ class _Codegen:
             "_POOL_MIN_COST": POOL_MIN_COST,
             "_SIZE": ELEMENTWISE_LIMIT,
         }
-        self.lines: list[str] = []
-        self.line_nodes: list[int] = []  # the node each line of the body belongs to
+        self.lines: list[str] = []  # the part being written
+        self.line_nodes: list[int] = []  # the node each of its lines belongs to
+        self.lifetimes = self._lifetimes()
         self.last_use = self._last_uses()
         self.work = 0  # kernel work since the last deadline check (YIELD_EVERY)
         self.position = 0  # of the node being written, in the order
 
     def program(self) -> FlatProgram:
-        emit = self._emit
-        emit(0, "def flat(ctx, deadline):")
-        emit(1, "q = state")
-        emit(1, "try:")
-        for position, i in enumerate(self.order):
-            self.position = position
-            self._node(i, position)
-        emit(2, "if _clock() > deadline: yield None")  # also makes ``flat`` a generator
-        emit(1, "except Exception as exc:")
-        emit(2, "raise LoopError(_nodes[exc.__traceback__.tb_lineno]) from exc")
-        source = "\n".join(self.lines) + "\n"
+        """Compile the order in parts of PART_NODES nodes (see PART_NODES), and a driver
+        ``flat`` that runs them one after another, passing the values still live from part to
+        part."""
         state: dict[int, Any] = {}
         self.names["state"] = state
-        self.names["_nodes"] = [-1] + self.line_nodes  # line numbers count from 1
-        exec(compile(source, "<aiotf flat partition>", "exec"), self.names)
+        driver = ["def flat(ctx, deadline):"]
+        sources = []
+        live_in: list[str] = []
+        for part, start in enumerate(range(0, len(self.order), PART_NODES)):
+            end = min(start + PART_NODES, len(self.order))
+            source, live_out = self._part(part, start, end, live_in)
+            exec(compile(source, f"<aiotf flat partition, part {part}>", "exec"), self.names)
+            sources.append(source)
+            time.sleep(0)  # a chance for the event loop's thread to take the GIL
+            args = "".join(f", {v}" for v in live_in)
+            outs = f"({''.join(f'{v}, ' for v in live_out)})" if live_out else "_"
+            driver.append(f"    deadline, {outs} = yield from part_{part}(ctx, deadline{args})")
+            live_in = live_out
+        sources.append("\n".join(driver) + "\n")
+        exec(compile(sources[-1], "<aiotf flat partition>", "exec"), self.names)
         consts = {name: v for name, v in self.names.items() if name.startswith("v")}
         num_outputs = [item.num_outputs for item in self.items]
         return FlatProgram(
-            self.names["flat"], source, self.order, num_outputs, consts, state, self.chained
-        )
+            self.names["flat"], "".join(sources), self.order, num_outputs, consts, state,
+            self.chained,
+        )  # fmt: skip
+
+    def _part(self, part: int, start: int, end: int, live_in: list[str]) -> tuple[str, list[str]]:
+        """The source of part ``part`` (``order[start:end]``), a generator function that takes
+        the values ``live_in`` and returns ``(deadline, values live after it)``."""
+        self.lines, self.line_nodes = [], []
+        emit = self._emit
+        emit(0, f"def part_{part}(ctx, deadline{''.join(f', {v}' for v in live_in)}):")
+        emit(1, "q = state")
+        emit(1, "try:")
+        for position in range(start, end):
+            self.position = position
+            self._node(self.order[position], position)
+        emit(2, "if _clock() > deadline: deadline = yield None")  # also makes it a generator
+        emit(1, "except Exception as exc:")
+        emit(2, f"raise LoopError(_nodes_{part}[exc.__traceback__.tb_lineno]) from exc")
+        live_out = [
+            name
+            for name, (made, last) in self.lifetimes.items()
+            if made < end <= last and name not in self.names
+        ]
+        emit(1, f"return deadline, ({''.join(f'{v}, ' for v in live_out)})")
+        self.names[f"_nodes_{part}"] = [-1, *self.line_nodes]  # line numbers count from 1
+        return "\n".join(self.lines) + "\n", live_out
 
     def _emit(self, indent: int, line: str, node: int = -1) -> None:
         self.lines.append("    " * indent + line)
         self.line_nodes.append(node)
 
-    def _last_uses(self) -> dict[int, list[str]]:
-        """For each position in the order, the values no later node reads."""
-        last: dict[str, int] = {}
+    def _lifetimes(self) -> dict[str, tuple[int, int]]:
+        """Each value's positions in the order: where it is made, and its last reader's (an
+        output nothing reads dies where it is made)."""
+        lifetimes: dict[str, tuple[int, int]] = {}
         for position, i in enumerate(self.order):
             item = self.items[i]
             for k in range(item.num_outputs):
-                last[f"v{i}_{k}"] = position  # unread outputs die where they are made
+                lifetimes[f"v{i}_{k}"] = (position, position)
             for src, k in item.node.inputs:
-                last[f"v{self.index[src]}_{k}"] = position
+                name = f"v{self.index[src]}_{k}"
+                lifetimes[name] = (lifetimes[name][0], position)
+        return lifetimes
+
+    def _last_uses(self) -> dict[int, list[str]]:
+        """For each position in the order, the values no later node reads."""
         dying: dict[int, list[str]] = {}
-        for name, position in last.items():
-            dying.setdefault(position, []).append(name)
+        for name, (_, last) in self.lifetimes.items():
+            dying.setdefault(last, []).append(name)
         return dying
 
     def _node(self, i: int, position: int) -> None:

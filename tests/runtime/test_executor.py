@@ -626,3 +626,34 @@ async def test_cancelling_a_chained_step_stops_it_between_kernels(device: Device
         await step
     assert [kind for _, kind in SIZED_CALLS] == ["pool", "gate"]  # big2 never ran
     assert ctx.retvals == [None]
+
+
+@pytest.mark.parametrize("fail", [False, True])
+async def test_a_program_compiled_in_parts_passes_values_across_them(
+    device: Device, fail: bool
+) -> None:
+    """A long partition is compiled in parts (``PART_NODES``): a value made in the first part
+    and read in the last one crosses every part; an error in a later part names its node."""
+    from aiotf.runtime.flat_compiler import PART_NODES
+
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    prev = x
+    for i in range(3 * PART_NODES):
+        prev = b.op("Neg", f"neg{i}", prev, T=F32)
+    b.op("AddV2", "sum", prev, x, T=F32)  # x was made in part 0
+    if fail:
+        b.add(RAISE, "late", [("sum", 0)], kind=b"ValueError")
+        b.retval("late")
+    else:
+        b.retval("sum")
+    executor = b.executor()
+    assert executor._program is not None and executor._program.source.count("def part_") >= 3
+    ctx = StepContext(1, Rendezvous(), [np.float32(2.0)], [None], device)
+    if fail:
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            await executor.run(ctx)
+        assert info.value.node_def.name == "late"
+    else:
+        await executor.run(ctx)
+        assert ctx.retvals[0] == np.float32(4.0)  # an even number of negations, plus x
