@@ -64,12 +64,12 @@ def _binary(x: Array, y: Array, fn: Any, op: str) -> Array:
         ) from None
 
 
-@register_kernel("AddV2", cost=elementwise_cost, types={"T": NUMERIC})
+@register_kernel("AddV2", cost=elementwise_cost, fast=np.add, types={"T": NUMERIC})
 def add_v2(x: Array, y: Array) -> Array:
     return _binary(x, y, np.add, "AddV2")
 
 
-@register_kernel("Add", cost=elementwise_cost, types={"T": NUMERIC})
+@register_kernel("Add", cost=elementwise_cost, fast=np.add, types={"T": NUMERIC})
 def add(x: Array, y: Array) -> Array:
     return _binary(x, y, np.add, "Add")
 
@@ -83,17 +83,19 @@ def add_strings(x: Array, y: Array) -> Array:
     return out
 
 
-@register_kernel("Sub", cost=elementwise_cost, types={"T": NUMERIC})
+@register_kernel("Sub", cost=elementwise_cost, fast=np.subtract, types={"T": NUMERIC})
 def sub(x: Array, y: Array) -> Array:
     return _binary(x, y, np.subtract, "Sub")
 
 
-@register_kernel("Mul", cost=elementwise_cost, types={"T": NUMERIC})
+@register_kernel("Mul", cost=elementwise_cost, fast=np.multiply, types={"T": NUMERIC})
 def mul(x: Array, y: Array) -> Array:
     return _binary(x, y, np.multiply, "Mul")
 
 
-@register_kernel("RealDiv", cost=elementwise_cost, types={"T": FLOATS + COMPLEX})
+@register_kernel(
+    "RealDiv", cost=elementwise_cost, fast=np.true_divide, types={"T": FLOATS + COMPLEX}
+)
 def real_div(x: Array, y: Array) -> Array:
     return _binary(x, y, np.true_divide, "RealDiv")
 
@@ -303,12 +305,12 @@ def reciprocal_int(x: Array) -> Array:
     return _trunc_div_int(np.ones_like(x), x)
 
 
-@register_kernel("Maximum", cost=elementwise_cost, types={"T": REAL})
+@register_kernel("Maximum", cost=elementwise_cost, fast=np.maximum, types={"T": REAL})
 def maximum(x: Array, y: Array) -> Array:
     return _binary(x, y, np.maximum, "Maximum")
 
 
-@register_kernel("Minimum", cost=elementwise_cost, types={"T": REAL})
+@register_kernel("Minimum", cost=elementwise_cost, fast=np.minimum, types={"T": REAL})
 def minimum(x: Array, y: Array) -> Array:
     return _binary(x, y, np.minimum, "Minimum")
 
@@ -412,7 +414,7 @@ def _comparison(op: str, fn: Any) -> None:
         return _binary(x, y, fn, op)
 
     kernel.__name__ = op.lower()
-    register_kernel(op, types={"T": REAL}, cost=elementwise_cost)(kernel)
+    register_kernel(op, types={"T": REAL}, cost=elementwise_cost, fast=fn)(kernel)
 
 
 for _op, _cmp in (

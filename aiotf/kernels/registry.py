@@ -126,6 +126,7 @@ class KernelDef:
     wants_ctx: bool
     attr_params: tuple[str, ...]
     registered_at: str
+    fast: Callable[..., Any] | None = None
 
     def matches(self, attrs: Mapping[str, Any]) -> bool:
         for attr, allowed in self.type_constraints.items():
@@ -148,11 +149,21 @@ class KernelDef:
 class OpKernel:
     """A kernel instantiated for one node: attrs bound, ready to compute."""
 
-    __slots__ = ("compute", "cost", "expensive", "is_async", "kernel_def", "node", "wants_ctx")
+    __slots__ = (
+        "compute",
+        "cost",
+        "expensive",
+        "fast",
+        "is_async",
+        "kernel_def",
+        "node",
+        "wants_ctx",
+    )
 
     def __init__(self, kernel_def: KernelDef, node: KernelNode) -> None:
         self.kernel_def = kernel_def
         self.node = node
+        self.fast = kernel_def.fast
         self.is_async = kernel_def.is_async
         self.wants_ctx = kernel_def.wants_ctx
         self.expensive = kernel_def.expensive
@@ -181,6 +192,7 @@ def register_kernel(
     types: Mapping[str, Iterable[Any]] | None = None,
     expensive: bool = False,
     cost: Callable[..., float] | None = None,
+    fast: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register the function as the kernel of ``op_type`` on ``device_type``.
 
@@ -189,6 +201,11 @@ def register_kernel(
     pool; ``cost(*inputs)`` estimates their work in nanoseconds (see POOL_MIN_COST; default:
     ``input_elements``). The estimate's keyword-only parameters receive attrs (or ``node``),
     as the kernel's do; they must be among the kernel's own.
+
+    ``fast`` (for a kernel without attrs or ``ctx``) computes what the kernel computes for valid
+    inputs, without its checks (a numpy ufunc for an elementwise op). The compiled schedules
+    call it instead of the kernel, and call the kernel when it raises, so that an error keeps
+    the kernel's class and words.
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -213,6 +230,7 @@ def register_kernel(
             is_async=inspect.iscoroutinefunction(fn),
             wants_ctx=bool(params) and params[0].name == "ctx",
             attr_params=attr_params,
+            fast=fast,
             registered_at=_caller(),
         )
         _add(kernel_def)

@@ -167,6 +167,7 @@ class _Item:
         "data_edges",
         "derefs",
         "enter_pos",
+        "fast",
         "frame",
         "input_refs",
         "input_slots",
@@ -195,6 +196,7 @@ class _Item:
     def __init__(self, node: Node, kernel: OpKernel) -> None:
         self.node = node
         self.compute = kernel.compute
+        self.fast = kernel.fast  # the compiled schedules' call (``register_kernel``'s ``fast``)
         self.cost = kernel.cost
         self.wants_ctx = kernel.wants_ctx
         self.mode = ASYNC if kernel.is_async else POOL if kernel.expensive else INLINE

@@ -61,6 +61,7 @@ from aiotf.runtime.loop_compiler import (
     cost_key,
     deref,
     elementwise_gate,
+    kernel_call,
 )
 
 MAX_COMPILED_NODES = 4096  # a bigger partition is interpreted
@@ -284,16 +285,19 @@ class _Codegen:
             src, k = node.inputs[pos]
             emit(f"t{pos} = _deref({data[pos]}, {(src if k == 0 else f'{src}:{k}')!r})")
             data[pos] = f"t{pos}"
-        self.names[f"k{i}"] = item.compute
         outs = [f"v{i}_{k}" for k in range(item.num_outputs)]
         target = f"{', '.join(outs)}{',' if len(outs) > 1 else ''} = " if outs else ""
-        call = f"{target}k{i}({', '.join((['ctx'] if item.wants_ctx else []) + data)})"
+        args = ", ".join((["ctx"] if item.wants_ctx else []) + data)
+        calls = kernel_call(i, item, target, args, self.names)
         if not item.pooled:
-            emit(call)
+            for line in calls:
+                emit(line)
             self.work += 0 if item.wants_ctx else 1  # _Arg, _Retval, variables: no work
         else:
             gate = self._gate(i, data, emit)
-            emit(f"if {gate}: {call}")
+            emit(f"if {gate}:")
+            for line in calls:
+                emit(f"    {line}")
             if self.chained:  # the executor runs it in the pool, and the rest of the step there
                 args = ", ".join(data)
                 emit(f"else: r, deadline = yield ({i}, ctx, [{args}]); {target or '_ = '}r")

@@ -96,6 +96,7 @@ class LoopItem(Protocol):
 
     node: Node
     compute: Callable[..., Any]
+    fast: Callable[..., Any] | None  # without the kernel's checks; the kernel when it raises
     wants_ctx: bool
     sync: bool  # a sync kernel that runs on this device (no async kernel, no _Send/_Recv)
     pooled: bool  # goes to the device's pool when ``cost(*inputs)`` reaches POOL_MIN_COST
@@ -426,12 +427,16 @@ class _Codegen:
             return
         args = ", ".join((["cx"] if item.wants_ctx else []) + data)
         outs_ = ", ".join(outs) + ("," if len(outs) > 1 else "")
-        call = f"{outs_} = {self._kernel(i)}({args})" if outs else f"{self._kernel(i)}({args})"
+        calls = [
+            line + status
+            for line in kernel_call(i, item, f"{outs_} = " if outs else "", args, self.names)
+        ]
         emit(4, f"at = {i}")
         if item.pooled:
-            self._pooled(i, data, call + status, f"{outs_} = r{status}" if outs else "r")
+            self._pooled(i, data, calls, f"{outs_} = r{status}" if outs else "r")
         else:
-            emit(4, call + status)
+            for line in calls:
+                emit(4, line)
 
     def _dereferenced(self, i: int, data: list[str]) -> list[str]:
         """Node ``i``'s inputs with its ref inputs dereferenced into temporaries."""
@@ -455,7 +460,7 @@ class _Codegen:
         emit(4, f"elif {pred}: {false} = D; {true} = {x}")
         emit(4, f"else: {false} = {x}; {true} = D")
 
-    def _pooled(self, i: int, data: list[str], call: str, take: str) -> None:
+    def _pooled(self, i: int, data: list[str], calls: list[str], take: str) -> None:
         """Call pool kernel ``i`` inline while its cost is below POOL_MIN_COST, else hand it to
         the executor (``yield``) for the device's pool. An elementwise kernel's test is its
         operands' sizes; another's estimate is redone only when its key (``cost_key``) changed."""
@@ -471,7 +476,9 @@ class _Codegen:
                 4, f"if sh is None or sh != q{i}: q{i} = sh; p{i} = c{i}({inputs}) < _POOL_MIN_COST"
             )
             gate = f"p{i}"
-        emit(4, f"if {gate}: {call}")
+        emit(4, f"if {gate}:")
+        for line in calls:
+            emit(5, line)
         ctx = "cx" if item.wants_ctx else "ctx"
         emit(4, f"else: r, deadline = yield ({i}, {ctx}, [{inputs}]); {take}")
 
@@ -538,6 +545,18 @@ class _Codegen:
             value.flags.writeable = False  # shared by every run, as a Const's value
             self.names[name] = value
         return name
+
+
+def kernel_call(i: int, item: LoopItem, target: str, args: str, names: dict[str, Any]) -> list[str]:
+    """The statements that call node ``i``'s kernel on ``args`` into ``target`` (``"v, w = "``,
+    or "" when it has no outputs): its ``fast`` function, if it has one, and the kernel itself
+    if that raises (so an error keeps the kernel's words). They go in ``names``."""
+    names[f"k{i}"] = item.compute
+    call = f"{target}k{i}({args})"
+    if item.fast is None or item.wants_ctx:
+        return [call]
+    names[f"f{i}"] = item.fast
+    return [f"try: {target}f{i}({args})", f"except Exception: {call}"]
 
 
 def elementwise_gate(item: LoopItem, data: list[str], consts: Mapping[str, Any]) -> str | None:

@@ -657,3 +657,25 @@ async def test_a_program_compiled_in_parts_passes_values_across_them(
     else:
         await executor.run(ctx)
         assert ctx.retvals[0] == np.float32(4.0)  # an even number of negations, plus x
+
+
+async def test_a_fast_call_that_fails_gives_the_kernel_s_own_error(device: Device) -> None:
+    """Compiled programs call an elementwise kernel's ``fast`` ufunc; when it raises, the kernel
+    runs to raise TensorFlow's words ("Incompatible shapes"), not numpy's."""
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    y = b.add("_Arg", "y", T=F32, index=1)
+    b.add("AddV2", "add", [(x, 0), (y, 0)], T=F32)
+    b.retval("add")
+    executor = b.executor()
+    assert executor._program is not None and "f2(" in executor._program.source
+    ok = StepContext(
+        1, Rendezvous(), [np.ones(2, np.float32), np.ones(2, np.float32)], [None], device
+    )
+    await executor.run(ok)
+    np.testing.assert_array_equal(ok.retvals[0], [2.0, 2.0])
+    bad = StepContext(
+        1, Rendezvous(), [np.ones(2, np.float32), np.ones(3, np.float32)], [None], device
+    )
+    with pytest.raises(errors.InvalidArgumentError, match=r"^Incompatible shapes: \[2\] vs. \[3\]"):
+        await executor.run(bad)

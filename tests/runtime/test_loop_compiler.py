@@ -528,3 +528,18 @@ async def test_a_kernel_whose_cost_depends_on_small_values_is_estimated_again(
         monkeypatch.setattr(device, "run_in_pool", spy)
         assert await sess.run(out) == 0.0
     assert pooled.count("tile") == 1
+
+
+async def test_a_failing_fast_call_in_a_loop_gives_the_kernel_s_words(path: str) -> None:
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, [None], name="x")
+        y = aiotf.placeholder(aiotf.float32, [None], name="y")
+        _, out = aiotf.while_loop(lambda i, s: i < 2, lambda i, s: (i + 1, s + y), [0, x])
+    async with aiotf.Session(graph=g) as sess:
+        ones = np.ones(2, np.float32)
+        np.testing.assert_array_equal(await sess.run(out, {x: ones, y: ones}), [3.0, 3.0])
+        with pytest.raises(
+            errors.InvalidArgumentError, match=r"Incompatible shapes: \[2\] vs. \[3\]"
+        ):
+            await sess.run(out, {x: ones, y: np.ones(3, np.float32)})
