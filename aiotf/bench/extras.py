@@ -8,7 +8,8 @@
   heartbeat's worst lateness during the build; TensorFlow's figures when it is present.
 - ``import_time``: ``import aiotf`` in a fresh interpreter (and ``import tensorflow``).
 - ``peak_memory``: tracemalloc's peak over one run of mlp and cnn, the device allocator's peak
-  (live tensor bytes the executor charged), and the numpy reference's tracemalloc peak.
+  over a traced run (live tensor bytes the interpreted executor charged: compiled steps keep
+  no books), and the numpy reference's tracemalloc peak.
 """
 
 from __future__ import annotations
@@ -242,15 +243,18 @@ async def peak_memory() -> dict[str, Any]:
         sess, fetch, feed_dict, _ = _session_for(workload)
         async with sess:
             await sess.run(fetch, feed_dict)
-            devices = list(sess._impl.device_mgr)
-            for d in devices:
-                d.allocator.reset_peak()
             tracemalloc.start()
             try:
                 await sess.run(fetch, feed_dict)
                 traced = tracemalloc.get_traced_memory()[1]
             finally:
                 tracemalloc.stop()
+            # The allocator keeps books on interpreted steps only: a traced step is one.
+            devices = list(sess._impl.device_mgr)
+            for d in devices:
+                d.allocator.reset_peak()
+            options = aiotf.RunOptions(trace_level=aiotf.RunOptions.FULL_TRACE)
+            await sess.run(fetch, feed_dict, options=options, run_metadata=aiotf.RunMetadata())
             allocator_peak = max(d.allocator.peak_bytes_in_use for d in devices)
         reference = workload.reference(workload.make_params(np.random.default_rng(0)))
         feeds = list(feed_dict.values())

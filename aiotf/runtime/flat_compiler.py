@@ -64,7 +64,7 @@ from aiotf.runtime.loop_compiler import (
     kernel_call,
 )
 
-MAX_COMPILED_NODES = 4096  # a bigger partition is interpreted
+MAX_COMPILED_NODES = 1 << 14  # a bigger partition is interpreted (compiling: ~40 us a node)
 # Python's compiler holds the GIL and takes ~40 us a node: the program is compiled in parts of
 # this many nodes, so that a build in a worker thread lets the event loop run between them.
 PART_NODES = 64
