@@ -228,10 +228,13 @@ class _Codegen:
         emit(2, "if _clock() > deadline: deadline = yield None")  # also makes it a generator
         emit(1, "except Exception as exc:")
         emit(2, f"raise LoopError(_nodes_{part}[exc.__traceback__.tb_lineno]) from exc")
-        live_out = [
+        made_here = [
+            f"v{self.order[p]}_{k}" for p in range(start, end) for k in range(self._outputs_of(p))
+        ]
+        live_out = [  # the values read after ``end``, consts (global names) aside
             name
-            for name, (made, last) in self.lifetimes.items()
-            if made < end <= last and name not in self.names
+            for name in [*live_in, *made_here]
+            if self.lifetimes[name][1] >= end and name not in self.names
         ]
         emit(1, f"return deadline, ({''.join(f'{v}, ' for v in live_out)})")
         self.names[f"_nodes_{part}"] = [-1, *self.line_nodes]  # line numbers count from 1
@@ -240,6 +243,9 @@ class _Codegen:
     def _emit(self, indent: int, line: str, node: int = -1) -> None:
         self.lines.append("    " * indent + line)
         self.line_nodes.append(node)
+
+    def _outputs_of(self, position: int) -> int:
+        return self.items[self.order[position]].num_outputs
 
     def _lifetimes(self) -> dict[str, tuple[int, int]]:
         """Each value's positions in the order: where it is made, and its last reader's (an
