@@ -19,7 +19,6 @@ it waits for all of that, so no task or thread of the session outlives ``await s
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -30,6 +29,7 @@ from aiotf.client.loop_thread import LoopThread, running_loop
 from aiotf.client.run_plan import RunPlan, RunPlans, feed_tensor, split_fetches
 from aiotf.client.session_callable import SessionCallable
 from aiotf.client.session_factory import new_session_impl, reset_sessions
+from aiotf.devices.threads import in_thread
 from aiotf.framework import errors
 from aiotf.framework.ops import (
     Graph,
@@ -96,8 +96,7 @@ class BaseSession:
         fetch_names, targets = plan.fetch_names, plan.targets
         if not fetch_names and not targets:  # as TensorFlow: nothing to run (``run([])``, fed)
             return plan.results([], feeds)
-        if self._graph.version > self._extended_version:
-            await self._extend_graph_off_loop()
+        await self._extend_graph_off_loop()
         try:
             values = await self._impl.run(feeds, fetch_names, targets, options, run_metadata)
         except errors.OpError as e:
@@ -211,10 +210,12 @@ class BaseSession:
         return tensor.name
 
     async def _extend_graph_off_loop(self) -> None:
-        """``_extend_graph``, in a worker thread when so many ops are new that placing them
-        would stall the event loop."""
-        if self._graph.version - self._extended_version >= OFF_LOOP_NODES:
-            await asyncio.to_thread(self._extend_graph)
+        """``_extend_graph``, in a worker thread when the graph is big enough for placing it to
+        stall the event loop (an extension places the whole graph again, as TensorFlow's)."""
+        if self._graph.version <= self._extended_version:
+            return
+        if self._graph.version >= OFF_LOOP_NODES:
+            await in_thread(self._extend_graph)
         else:
             self._extend_graph()
 

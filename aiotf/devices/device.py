@@ -1,8 +1,9 @@
 """The Device base class: a name, attributes, an allocator, a resource manager and a thread pool.
 
 Sync kernels that are expensive run in the device's thread pool through :meth:`Device.run_in_pool`,
-the one bounded helper for thread work: if the awaiting task is cancelled, it waits for the thread
-to finish before re-raising, so no buffer is released while a thread still reads it.
+awaited with the one bounded helper for thread work (:mod:`aiotf.devices.threads`): if the
+awaiting task is cancelled, it waits for the thread to finish before re-raising, so no buffer is
+released while a thread still reads it.
 
 The pool is the device's only source of parallelism: its threads run independent kernels side
 by side, and a kernel may split its own work across the pool's idle threads
@@ -12,7 +13,6 @@ OpenBLAS uses one thread (:mod:`aiotf.devices.blas`).
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import secrets
 import threading
@@ -24,6 +24,7 @@ import numpy as np
 from aiotf.devices import blas, intra_op
 from aiotf.devices.allocator import TrackingAllocator
 from aiotf.devices.resource_mgr import ResourceMgr
+from aiotf.devices.threads import wait_for_thread
 from aiotf.framework.device_spec import DeviceSpec
 from aiotf.proto import DeviceAttributes
 
@@ -102,19 +103,7 @@ class Device:
         re-raised once the thread has finished, never before. ``cancel``, if given, is set
         before that wait, for a long ``fn`` that looks at it to stop early.
         """
-        future = self._submit(self._get_pool(), fn, args)
-        wrapped = asyncio.wrap_future(future)
-        try:
-            return await asyncio.shield(wrapped)
-        except asyncio.CancelledError:
-            if cancel is not None:
-                cancel.set()
-            while not wrapped.done():
-                try:
-                    await asyncio.wait([wrapped])
-                except asyncio.CancelledError:  # already cancelled: re-raised below, once
-                    continue
-            raise
+        return await wait_for_thread(self._submit(self._get_pool(), fn, args), cancel)
 
     def close(self) -> None:
         """Stop the thread pool (its threads are idle once every step has finished)."""

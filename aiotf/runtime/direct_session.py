@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 from aiotf.devices.device import Device
 from aiotf.devices.device_mgr import DeviceMgr
 from aiotf.devices.factory import add_devices
+from aiotf.devices.threads import in_thread
 from aiotf.framework import errors
 from aiotf.kernels.context import StepContext
 from aiotf.kernels.registry import OpKernel
@@ -272,7 +273,7 @@ class DirectSession:
         stall the event loop (see OFF_LOOP_NODES)."""
         if len(self._state.graph) < OFF_LOOP_NODES:
             return build(*args)
-        return await asyncio.to_thread(build, *args)
+        return await in_thread(build, *args)
 
     def executors_for(
         self,

@@ -180,3 +180,33 @@ async def test_a_large_graph_is_placed_and_built_off_the_event_loop(nodes: int) 
     large = nodes >= OFF_LOOP_NODES
     assert (threads["place"] is not loop_thread) == large
     assert (threads["build"] is not loop_thread) == large
+
+
+async def test_extending_a_large_graph_by_one_op_happens_off_the_loop() -> None:
+    """An extension places the whole graph again (as TensorFlow's does): what decides where it
+    runs is the graph's size, not how many ops are new."""
+    from aiotf.runtime.direct_session import OFF_LOOP_NODES
+
+    threads: list[threading.Thread] = []
+
+    def record(options: Any) -> bool:
+        threads.append(threading.current_thread())
+        return False
+
+    placing = aiotf.register_optimization(aiotf.OptimizationPassGrouping.PRE_PLACEMENT, 0, record)
+    try:
+        g = aiotf.Graph()
+        with g.as_default():
+            x = aiotf.placeholder(aiotf.float32, [2], name="x")
+            y = x
+            for _ in range(OFF_LOOP_NODES):
+                y = y + x
+        async with aiotf.Session(graph=g) as sess:
+            await sess.run(y, {x: [0.0, 0.0]})
+            threads.clear()
+            with g.as_default():
+                z = y * 2.0  # one new op
+            np.testing.assert_array_equal(await sess.run(z, {x: [1.0, 1.0]}), [130.0, 130.0])
+    finally:
+        aiotf.unregister_optimization(placing)
+    assert threads and all(t is not threading.current_thread() for t in threads)
