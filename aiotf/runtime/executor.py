@@ -462,12 +462,14 @@ class Executor:
                     request = gen.send(0.0)  # a deadline always past: it asks again soon
                     continue
                 i, ctx, args = request
-                item = items[i]
+                request = None
                 try:
-                    outputs = item.compute(ctx, *args) if item.wants_ctx else item.compute(*args)
-                except Exception as exc:
+                    # In a box the program empties: no frame here holds the outputs after it.
+                    box = [_compute(items[i], ctx, args)]
+                except (Exception, asyncio.CancelledError) as exc:  # a kernel's own cancel too
                     raise LoopError(i) from exc
-                request = gen.send((outputs, 0.0))
+                del args
+                request = gen.send(box)
         except StopIteration:  # the step is done (never let it into a future)
             return
 
@@ -562,7 +564,7 @@ class Executor:
     ) -> None:
         try:
             if item.mode == ASYNC:
-                out = await (item.compute(ctx, *args) if item.wants_ctx else item.compute(*args))
+                out = await _compute(item, ctx, args)
             else:
                 out = await self._in_pool(item, ctx, args)
         except Exception as exc:  # reported to the loop, which raises it naming the node
@@ -666,6 +668,11 @@ class Executor:
         return False
 
 
+def _compute(item: _Item, ctx: StepContext, args: list[Any]) -> Any:
+    """Call ``item``'s kernel (an async one's coroutine), ``ctx`` first when it asks."""
+    return item.compute(ctx, *args) if item.wants_ctx else item.compute(*args)
+
+
 def _raised_by_kernel() -> bool:
     """Whether the ``CancelledError`` being handled came from a kernel itself (an inner task it
     awaited was cancelled), not from a cancellation of the task running it."""
@@ -744,7 +751,7 @@ class _StepState:
         item = self.items[i]
         try:
             args = self.take_inputs(item)
-            outputs = item.compute(ctx, *args) if item.wants_ctx else item.compute(*args)
+            outputs = _compute(item, ctx, args)
         except Exception as exc:
             return _as_op_error(exc, item.node)
         self.finish(i, outputs, ready)

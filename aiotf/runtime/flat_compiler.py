@@ -41,9 +41,9 @@ The generator's protocol with the executor (as a compiled loop's, ``loop_compile
 ``None`` once ``deadline`` (a ``time.perf_counter`` value) has passed, and the executor yields to
 the event loop (or, in a pool thread, checks that the step is still wanted) and sends the next
 deadline in; a chained program yields ``(node, ctx, inputs)`` for a pool kernel and is sent
-``(outputs, deadline)``; another yields ``(position, locals())`` to hand the step over and is
-never resumed after that; it returns None when the step is done. A kernel's exception comes out
-as :class:`LoopError` naming the node.
+``[outputs]`` (a box it empties, so that nothing else holds them); another yields ``(position,
+locals())`` to hand the step over and is never resumed after that; it returns None when the
+step is done. A kernel's exception comes out as :class:`LoopError` naming the node.
 """
 
 from __future__ import annotations
@@ -306,7 +306,7 @@ class _Codegen:
                 emit(f"    {line}")
             if self.chained:  # the executor runs it in the pool, and the rest of the step there
                 args = ", ".join(data)
-                emit(f"else: r, deadline = yield ({i}, ctx, [{args}]); {target or '_ = '}r")
+                emit(f"else: box = yield ({i}, ctx, [{args}]); {target or '_ = '}box.pop()")
             else:
                 emit(f"else: yield ({self.position}, locals())")  # hand the step over
             self.work += POOLED_WORK

@@ -480,7 +480,7 @@ class _Codegen:
         for line in calls:
             emit(5, line)
         ctx = "cx" if item.wants_ctx else "ctx"
-        emit(4, f"else: r, deadline = yield ({i}, {ctx}, [{inputs}]); {take}")
+        emit(4, f"else: r, deadline = yield ({i}, {ctx}, [{inputs}]); {take}; del r")
 
     def _merge(self, i: int, data: list[str], control: list[str]) -> None:
         """Fire on the first live input (by index); else dead or missing (module docstring)."""

@@ -679,3 +679,44 @@ async def test_a_fast_call_that_fails_gives_the_kernel_s_own_error(device: Devic
     )
     with pytest.raises(errors.InvalidArgumentError, match=r"^Incompatible shapes: \[2\] vs. \[3\]"):
         await executor.run(bad)
+
+
+async def test_a_chained_kernel_that_raises_cancelled_error_itself_fails_its_node(
+    device: Device,
+) -> None:
+    def cancelled() -> None:
+        raise asyncio.CancelledError  # an inner wait of the kernel's, not the step's
+
+    executor = _chain(device, cancelled).executor()
+    ctx = StepContext(1, Rendezvous(), [np.ones(4, np.float32)], [None], device)
+    with pytest.raises(errors.CancelledError) as info:
+        await executor.run(ctx)
+    assert info.value.node_def.name == "gate"
+
+
+async def test_a_chained_step_drops_a_pool_kernel_s_output_after_its_last_reader(
+    device: Device,
+) -> None:
+    """big1's output is read by Neg only: by the time the gate runs it must be gone, not held
+    by the program or the thread that runs it."""
+    seen: list[bool] = []
+    watched: list[weakref.ref[Any]] = []
+
+    def check() -> None:
+        seen.append(watched[0]() is not None)
+
+    executor = _chain(device, check).executor()
+    for item in executor._items:
+        if item.node.name == "big1":
+            compute = item.compute
+
+            def spy(x: Any, compute: Callable[..., Any] = compute, **kw: Any) -> Any:
+                out = compute(x, **kw)
+                watched.append(weakref.ref(out))
+                return out
+
+            item.compute = spy
+    executor._program = compile_flat(executor._items, executor._roots)
+    ctx = StepContext(1, Rendezvous(), [np.ones(4, np.float32)], [None], device)
+    await executor.run(ctx)
+    assert seen == [False]
