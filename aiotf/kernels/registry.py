@@ -47,8 +47,9 @@ from aiotf.proto import types_pb2
 # that read with strides (transposes, gathers along inner axes, space-to-batch), measured at
 # 0.5-0.7 ns near the threshold and 2-3 ns out of cache; NS_PER_SCANNED for cumulative sums
 # (3.3-8 ns); NS_PER_FOUND for Where (argwhere of a mask, 6-8 ns). A cost function may read
-# small value inputs (a Tile's multiples, a Fill's dims); the loop compiler re-estimates only
-# when an input's shape changes. A kernel that only returns a view or its input (Identity,
+# small value inputs (a Tile's multiples, a Fill's dims); the compiled schedules estimate again
+# when the inputs' shapes or small integer values change (``loop_compiler.cost_gate``). A
+# kernel that only returns a view or its input (Identity,
 # Reshape, ExpandDims, Shape) needs no estimate: it always runs inline.
 NS_PER_ELEMENT = 0.5
 NS_PER_PERMUTED = 4 * NS_PER_ELEMENT
@@ -219,6 +220,12 @@ def register_kernel(
         cost_attrs = tuple(p.name for p in cost_params if p.kind is inspect.Parameter.KEYWORD_ONLY)
         if not set(cost_attrs) <= set(attr_params):
             raise ValueError(f"{op_type}'s cost estimate asks for attrs its kernel does not take")
+        wants_ctx = bool(params) and params[0].name == "ctx"
+        if fast is not None and (attr_params or wants_ctx):
+            raise TypeError(
+                f"{op_type}'s fast function stands in for a kernel of its inputs alone; this "
+                "kernel also takes " + ("ctx" if wants_ctx else f"attrs {list(attr_params)}")
+            )
         kernel_def = KernelDef(
             op_type=op_type,
             device_type=device_type,
@@ -228,7 +235,7 @@ def register_kernel(
             cost=cost or input_elements,
             cost_attr_params=cost_attrs,
             is_async=inspect.iscoroutinefunction(fn),
-            wants_ctx=bool(params) and params[0].name == "ctx",
+            wants_ctx=wants_ctx,
             attr_params=attr_params,
             fast=fast,
             registered_at=_caller(),

@@ -16,9 +16,11 @@ fetched view, so what a run returns never changes afterwards.
 A resource variable keeps TensorFlow's copy-on-write semantics instead: each update replaces the
 value with a new, read-only array, so a value a reader already holds never changes under it.
 
-Every read-modify-write happens under one lock (``_UPDATE_LOCK``): on the event loop the kernels
-run inline and cannot interleave anyway, and the lock keeps a kernel run from a pool thread just
-as exact. Uncontended, it costs well under a microsecond.
+Every read-modify-write happens under one lock (``_UPDATE_LOCK``): the kernels run on the event
+loop or in pool threads (a big update is a pool kernel; a compiled step may finish in a pool
+thread), and the lock keeps concurrent updates exact. Readers take no lock, as in TensorFlow:
+a read that overlaps an update in another thread may see part of it. Uncontended, the lock
+costs well under a microsecond.
 """
 
 from __future__ import annotations

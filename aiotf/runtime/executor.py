@@ -9,11 +9,13 @@ iterations. A loop frame made only of sync kernels (and loops that compile) is c
 Python generator that runs its iterations in order (``runtime/loop_compiler.py``); the frame
 schedule starts it once every Enter into the frame has arrived, so a loop of scalar ops costs
 its kernel calls, not a frame's bookkeeping per node. Likewise a flat partition of sync kernels
-runs as one compiled generator (``runtime/flat_compiler.py``) until a kernel needs the pool: the
-step is then handed over to the flat schedule, which carries on from the same point, and the
-partition is interpreted from then on (``_program`` is None), so its pool kernels can overlap.
+runs as one compiled generator (``runtime/flat_compiler.py``, ``_program``). When a kernel of it
+needs the pool: if its pool kernels form a chain (an MLP, a CNN), the rest of the step moves
+into one pool thread (``_finish_program``), which runs every later kernel there; otherwise the
+step is handed over to the flat schedule, which carries on from the same point, and the
+partition is interpreted from then on (``_program`` becomes None), so its pool kernels overlap.
 
-Compiled state (immutable, shared by concurrent steps):
+Compiled state (shared by concurrent steps; immutable but for ``_program``'s demotion):
 
 - ``_items[i]``: node ``i``'s kernel and how to run it: ``INLINE`` (a cheap sync kernel, called
   right in the loop), ``POOL`` (an expensive sync kernel: in the device's thread pool when its
@@ -96,8 +98,9 @@ Cancellation: when the task running the step is cancelled (its caller, a deadlin
 closing), the step's TaskGroup cancels every kernel task and waits for each to end: an async
 kernel's await unwinds (a waiting ``_Recv`` removes its key from the rendezvous, a queue waiter
 gives back the elements it held), and a kernel in the pool first lets its thread finish
-(``Device.run_in_pool``), so no input is released while a thread still reads it. Either way,
-when :meth:`Executor.run` returns or raises, no task of the step is left.
+(``Device.run_in_pool``), so no input is released while a thread still reads it; a chained
+program's pool thread is told to stop between kernels, and waited for. Either way, when
+:meth:`Executor.run` returns or raises, no task of the step is left.
 
 Tracing: a step whose context carries a stats collector (``ctx.stats``) runs the same loops over
 ``_traced``, copies of the items whose kernels take ``ctx`` and report each execution to it

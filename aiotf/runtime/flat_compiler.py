@@ -18,13 +18,13 @@ runs inline):
 
 - A Const's value is made once, when the program is compiled (the kernel returns the same
   read-only array on every call). Every other node calls its kernel, ``ctx`` first when it asks,
-  with ref inputs dereferenced as the executor does (``loop_compiler.deref``).
+  with ref inputs dereferenced as the executor does (``loop_compiler.deref``), or its ``fast``
+  function if it was registered with one (``loop_compiler.kernel_call``).
 - A value is dropped after its last consumer (``del``), so a long chain holds no more live
   tensors than the interpreter does.
 - A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
-  ``POOL_MIN_COST`` (an elementwise kernel's test is its operands' sizes; another's estimate is
-  made again only when its key changed since the last run, the key and the verdict kept in
-  ``state``). From ``POOL_MIN_COST`` up, what happens depends on the partition's shape:
+  ``POOL_MIN_COST`` (``loop_compiler.cost_gate``; its verdicts kept in ``state`` from run to
+  run). From ``POOL_MIN_COST`` up, what happens depends on the partition's shape:
 
   - *Chained*: every pool kernel depends on the one before it (an MLP, a CNN), so none could
     run beside another. The program yields ``(node, ctx, inputs)``; the executor moves the rest
@@ -58,9 +58,8 @@ from aiotf.runtime.loop_compiler import (
     ELEMENTWISE_LIMIT,
     LoopError,
     LoopItem,
-    cost_key,
+    cost_gate,
     deref,
-    elementwise_gate,
     kernel_call,
 )
 
@@ -82,8 +81,9 @@ class FlatProgram:
     """One compiled partition: ``run(ctx, deadline)`` runs one step of it.
 
     ``order`` is the node order it runs; ``consts`` the Consts' values (made once); ``chained``
-    says how it asks for the pool (see the module docstring); ``state`` holds, per pool kernel, the input shapes of its last cost estimate and the verdict (shared
-    by concurrent steps: both are plain facts about shapes).
+    says how it asks for the pool (see the module docstring); ``state`` holds, per pool kernel,
+    the key of its last cost estimate and the verdict (``loop_compiler.cost_gate``; shared by
+    concurrent steps: both are plain facts about inputs).
     """
 
     __slots__ = ("chained", "consts", "num_outputs", "order", "run", "source", "state")
@@ -300,7 +300,9 @@ class _Codegen:
                 emit(line)
             self.work += 0 if item.wants_ctx else 1  # _Arg, _Retval, variables: no work
         else:
-            gate = self._gate(i, data, emit)
+            lines, gate = cost_gate(i, item, data, self.names, self.names)
+            for line in lines:
+                emit(line)
             emit(f"if {gate}:")
             for line in calls:
                 emit(f"    {line}")
@@ -313,25 +315,6 @@ class _Codegen:
         if self.work >= YIELD_EVERY:
             self.work = 0
             emit("if _clock() > deadline: deadline = yield None")
-
-    def _gate(self, i: int, data: list[str], emit: Callable[[str], None]) -> str:
-        """The test that pool kernel ``i`` is cheap enough to call inline (cost below
-        POOL_MIN_COST). An elementwise kernel's is its operands' sizes (a Const's is known);
-        any other's is its cost function, called again only when its key (``cost_key``:
-        shapes and small integer values) changed since the last time (``state[i]``)."""
-        item = self.items[i]
-        gate = elementwise_gate(item, data, self.names)
-        if gate is not None:
-            return gate
-        self.names[f"c{i}"] = item.cost
-        emit(f"try: sh = {cost_key(item, data)}")
-        emit("except AttributeError: sh = None")
-        emit(f"known = q.get({i})")
-        emit(
-            f"if known is None or sh is None or known[0] != sh: "
-            f"known = q[{i}] = (sh, c{i}({', '.join(data)}) < _POOL_MIN_COST)"
-        )
-        return "known[1]"
 
 
 def _is_const(item: LoopItem) -> bool:

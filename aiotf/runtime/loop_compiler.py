@@ -38,10 +38,12 @@ What a compiled frame computes is what the frame schedule computes, run in one v
   evaluated once per loop run. Every other node calls its kernel (``ctx`` first when it asks; each
   iteration has its own ``ctx.for_frame``), with ref inputs dereferenced as the executor does.
 - A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
-  ``POOL_MIN_COST``, as on the frame schedule; the estimate is made again only when an input's
-  shape changes (``q``/``p`` locals), since a cost is a function of the inputs' shapes. From
-  ``POOL_MIN_COST`` up, the generator hands the kernel to the executor, which runs it in the
-  device's pool and resumes the loop with its outputs.
+  ``POOL_MIN_COST``, as on the frame schedule (:func:`cost_gate`: an elementwise kernel's test
+  is its operands' sizes; another's estimate is made again only when the inputs' shapes or
+  small integer values change). From ``POOL_MIN_COST`` up, the generator hands the kernel to
+  the executor, which runs it in the device's pool and resumes the loop with its outputs.
+- A kernel registered with a ``fast`` function (an elementwise op's ufunc) is called through it,
+  and through the kernel itself only when it raises (:func:`kernel_call`).
 
 The generator's protocol with the executor. It yields ``None`` at the end of an iteration once
 ``deadline`` (a ``time.perf_counter`` value) has passed: the executor yields to the event loop
@@ -318,10 +320,8 @@ class _Codegen:
         nexts = [i for i in members if items[i].is_next_iteration]
         if nexts:  # the NextIteration values carried into the next iteration
             emit(1, " = ".join(f"n{i}" for i in nexts) + " = None")
-        pooled = [i for i in members if items[i].pooled]
-        if pooled:  # per pool kernel: the input shapes of its last cost estimate, and its verdict
-            emit(1, " = ".join(f"q{i}" for i in pooled) + " = None")
-            emit(1, " = ".join(f"p{i}" for i in pooled) + " = False")
+        if any(items[i].pooled for i in members):  # cost verdicts by pool kernel (cost_gate)
+            emit(1, "q = {}")
         emit(1, "exits = []")
         emit(1, "num = 0")
         emit(1, "at = -1")
@@ -461,21 +461,14 @@ class _Codegen:
         emit(4, f"else: {false} = {x}; {true} = D")
 
     def _pooled(self, i: int, data: list[str], calls: list[str], take: str) -> None:
-        """Call pool kernel ``i`` inline while its cost is below POOL_MIN_COST, else hand it to
-        the executor (``yield``) for the device's pool. An elementwise kernel's test is its
-        operands' sizes; another's estimate is redone only when its key (``cost_key``) changed."""
+        """Call pool kernel ``i`` inline while its cost is below POOL_MIN_COST (``cost_gate``),
+        else hand it to the executor (``yield``) for the device's pool."""
         emit = self._emit
         item = self.items[i]
         inputs = ", ".join(data)
-        gate = elementwise_gate(item, data, {})
-        if gate is None:
-            self.names[f"c{i}"] = item.cost
-            emit(4, f"try: sh = {cost_key(item, data)}")
-            emit(4, "except AttributeError: sh = None")
-            emit(
-                4, f"if sh is None or sh != q{i}: q{i} = sh; p{i} = c{i}({inputs}) < _POOL_MIN_COST"
-            )
-            gate = f"p{i}"
+        lines, gate = cost_gate(i, item, data, self.names, {})
+        for line in lines:
+            emit(4, line)
         emit(4, f"if {gate}:")
         for line in calls:
             emit(5, line)
@@ -559,15 +552,29 @@ def kernel_call(i: int, item: LoopItem, target: str, args: str, names: dict[str,
     return [f"try: {target}f{i}({args})", f"except Exception: {call}"]
 
 
-def elementwise_gate(item: LoopItem, data: list[str], consts: Mapping[str, Any]) -> str | None:
-    """For a kernel costed by ``elementwise_cost``, the expression that is true exactly when its
-    cost is below POOL_MIN_COST: every operand smaller than ``_SIZE`` (ELEMENTWISE_LIMIT; an
-    operand in ``consts`` is known now). None for any other kernel."""
-    if item.cost is not elementwise_cost:
-        return None
-    if any(consts[x].size >= ELEMENTWISE_LIMIT for x in data if x in consts):
-        return "False"
-    return " and ".join(f"{x}.size < _SIZE" for x in data if x not in consts) or "True"
+def cost_gate(
+    i: int, item: LoopItem, data: list[str], names: dict[str, Any], consts: Mapping[str, Any]
+) -> tuple[list[str], str]:
+    """The statements that decide whether pool kernel ``i`` on ``data`` costs less than
+    POOL_MIN_COST, and the test they leave, true when it does (so it runs inline).
+
+    An elementwise kernel's test is its operands' sizes (``_SIZE``: ELEMENTWISE_LIMIT; an operand
+    in ``consts`` is known now). Another's cost function is called again only when its key
+    (``cost_key``) changed since it was last called; the key and the verdict are kept in the
+    dict ``q`` of the generated code.
+    """
+    if item.cost is elementwise_cost:
+        if any(consts[x].size >= ELEMENTWISE_LIMIT for x in data if x in consts):
+            return [], "False"
+        return [], " and ".join(f"{x}.size < _SIZE" for x in data if x not in consts) or "True"
+    names[f"c{i}"] = item.cost
+    estimate = f"c{i}({', '.join(data)}) < _POOL_MIN_COST"
+    return [
+        f"try: sh = {cost_key(item, data)}",
+        "except AttributeError: sh = None",
+        f"known = q.get({i})",
+        f"if known is None or sh is None or known[0] != sh: known = q[{i}] = (sh, {estimate})",
+    ], "known[1]"
 
 
 def cost_key(item: LoopItem, data: list[str]) -> str:
