@@ -65,31 +65,6 @@ class ClientGraph:
     fetch_nodes: list[str]
 
 
-def rewrite_for_execution(
-    graph: Graph,
-    feeds: Sequence[str],
-    fetches: Sequence[str],
-    targets: Sequence[str],
-    client_device: str,
-    *,
-    use_function_convention: bool = True,
-    client_incarnation: int = 0,
-) -> Graph:
-    """A pruned copy of ``graph`` computing ``fetches`` and running ``targets`` from ``feeds``.
-
-    ``client_incarnation`` (the client device's) goes into the rendezvous convention's keys.
-    """
-    return rewrite(
-        graph,
-        feeds,
-        fetches,
-        targets,
-        client_device,
-        use_function_convention=use_function_convention,
-        client_incarnation=client_incarnation,
-    ).graph
-
-
 def rewrite(
     graph: Graph,
     feeds: Sequence[str],
@@ -100,7 +75,11 @@ def rewrite(
     use_function_convention: bool = True,
     client_incarnation: int = 0,
 ) -> ClientGraph:
-    """:func:`rewrite_for_execution`, with the names of the feed and fetch nodes it added."""
+    """A pruned copy of ``graph`` computing ``fetches`` and running ``targets`` from ``feeds``,
+    with the names of the feed and fetch nodes it added.
+
+    ``client_incarnation`` (the client device's) goes into the rendezvous convention's keys.
+    """
     _check_endpoints(feeds, fetches)
     g = graph.copy()
     client = _Client(client_device, client_incarnation, use_function_convention)

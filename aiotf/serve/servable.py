@@ -44,7 +44,6 @@ class Servable:
         self.signature = signature
         self.session = session
         self._runner = runner
-        self._in_flight = 0
 
     @classmethod
     async def open(
@@ -62,25 +61,16 @@ class Servable:
             raise
         return cls(name, signature, session, runner)
 
-    @property
-    def in_flight(self) -> int:
-        """How many predict calls are running now."""
-        return self._in_flight
-
     async def predict(self, body: bytes) -> bytes:
         """The response body for a ``:predict`` request body; errors are ``aiotf.errors``."""
-        self._in_flight += 1
-        try:
-            request = await _maybe_in_thread(
-                len(body) >= THREAD_MIN_BYTES, parse_request, body, self.signature
-            )
-            outputs = await self._run(request)
-            size = sum(arr.size for arr in outputs.values())
-            return await _maybe_in_thread(
-                size >= THREAD_MIN_ELEMENTS, self._response_body, outputs, request.row_format
-            )
-        finally:
-            self._in_flight -= 1
+        request = await _maybe_in_thread(
+            len(body) >= THREAD_MIN_BYTES, parse_request, body, self.signature
+        )
+        outputs = await self._run(request)
+        size = sum(arr.size for arr in outputs.values())
+        return await _maybe_in_thread(
+            size >= THREAD_MIN_ELEMENTS, self._response_body, outputs, request.row_format
+        )
 
     async def _run(self, request: PredictRequest) -> dict[str, np.ndarray]:
         feeds = [request.feeds[alias] for alias in self.signature.inputs]

@@ -9,7 +9,7 @@ import aiotf
 from aiotf.framework import errors
 from aiotf.framework.op_def_registry import lookup
 from aiotf.runtime.graph import Graph, Node, node_from_def
-from aiotf.runtime.subgraph import prune, rewrite_for_execution
+from aiotf.runtime.subgraph import prune, rewrite
 
 CLIENT = "/job:localhost/replica:0/task:0/device:CPU:0"
 
@@ -42,29 +42,29 @@ def names(g: Graph) -> set[str]:
 
 
 def test_fetch_keeps_only_its_inputs(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, [], ["d:0"], [], CLIENT)
+    out = rewrite(graph, [], ["d:0"], [], CLIENT).graph
     assert names(out) == {"a", "b", "c", "d", "_retval_d_0_0"}
     assert len(graph) == 9  # the input graph is not modified
 
 
 def test_target_keeps_control_inputs(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, [], [], ["t"], CLIENT)
+    out = rewrite(graph, [], [], ["t"], CLIENT).graph
     assert names(out) == {"t", "x"}
 
 
 def test_fetch_follows_control_edges(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, [], ["f:0"], [], CLIENT)
+    out = rewrite(graph, [], ["f:0"], [], CLIENT).graph
     assert names(out) == {"a", "y", "f", "_retval_f_0_0"}
     assert out["f"].control_inputs == ["y"]
 
 
 def test_fetches_and_targets_together(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, [], ["e:0"], ["t"], CLIENT)
+    out = rewrite(graph, [], ["e:0"], ["t"], CLIENT).graph
     assert names(out) == {"a", "e", "_retval_e_0_0", "t", "x"}
 
 
 def test_retval_nodes(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, [], ["d:0", "c:0"], [], CLIENT)
+    out = rewrite(graph, [], ["d:0", "c:0"], [], CLIENT).graph
     first, second = out["_retval_d_0_0"], out["_retval_c_0_1"]
     assert first.op == "_Retval"
     assert first.attrs["index"] == 0
@@ -77,7 +77,7 @@ def test_retval_nodes(graph: Graph) -> None:
 
 
 def test_fed_tensor_cuts_off_its_producers(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, ["c:0"], ["d:0"], [], CLIENT)
+    out = rewrite(graph, ["c:0"], ["d:0"], [], CLIENT).graph
     assert names(out) == {"_arg_c_0_0", "d", "_retval_d_0_0"}
     arg = out["_arg_c_0_0"]
     assert arg.op == "_Arg"
@@ -89,7 +89,7 @@ def test_fed_tensor_cuts_off_its_producers(graph: Graph) -> None:
 
 
 def test_feed_indices_follow_feed_order(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, ["b:0", "a:0"], ["c:0"], [], CLIENT)
+    out = rewrite(graph, ["b:0", "a:0"], ["c:0"], [], CLIENT).graph
     assert out["_arg_b_0_0"].attrs["index"] == 0
     assert out["_arg_a_0_1"].attrs["index"] == 1
     assert out["c"].inputs == [("_arg_a_0_1", 0), ("_arg_b_0_0", 0)]
@@ -97,7 +97,7 @@ def test_feed_indices_follow_feed_order(graph: Graph) -> None:
 
 
 def test_feed_not_needed_is_pruned(graph: Graph) -> None:
-    out = rewrite_for_execution(graph, ["x:0"], ["c:0"], [], CLIENT)
+    out = rewrite(graph, ["x:0"], ["c:0"], [], CLIENT).graph
     assert "_arg_x_0_0" not in out
     assert names(out) == {"a", "b", "c", "_retval_c_0_0"}
 
@@ -105,7 +105,7 @@ def test_feed_not_needed_is_pruned(graph: Graph) -> None:
 def test_fetching_a_fed_tensor_is_an_error(graph: Graph) -> None:
     # TensorFlow's words; the client never asks: it answers a fed fetch from the feed.
     with pytest.raises(errors.InvalidArgumentError, match=r"^c:0 is both fed and fetched\.$"):
-        rewrite_for_execution(graph, ["c:0"], ["c:0"], [], CLIENT)
+        rewrite(graph, ["c:0"], ["c:0"], [], CLIENT)
 
 
 def _exactly(text: str) -> str:
@@ -120,13 +120,13 @@ def _exactly(text: str) -> str:
 
 def test_fetch_of_missing_node(graph: Graph) -> None:
     with pytest.raises(errors.NotFoundError, match=_exactly("FetchOutputs node nope:0: not found")):
-        rewrite_for_execution(graph, [], ["nope:0"], [], CLIENT)
+        rewrite(graph, [], ["nope:0"], [], CLIENT)
 
 
 def test_fetch_output_index_out_of_range(graph: Graph) -> None:
     message = "FetchOutputs c:3: output index too large, must be < 1"
     with pytest.raises(errors.InvalidArgumentError, match=_exactly(message)):
-        rewrite_for_execution(graph, [], ["c:3"], [], CLIENT)
+        rewrite(graph, [], ["c:3"], [], CLIENT)
 
 
 def test_fetch_of_an_op_without_outputs(graph: Graph) -> None:
@@ -136,35 +136,35 @@ def test_fetch_of_an_op_without_outputs(graph: Graph) -> None:
         "Session::Run API."
     )
     with pytest.raises(errors.InvalidArgumentError, match=_exactly(message)):
-        rewrite_for_execution(graph, [], ["t:0"], [], CLIENT)
+        rewrite(graph, [], ["t:0"], [], CLIENT)
 
 
 def test_feed_of_missing_node(graph: Graph) -> None:
     message = "FeedInputs: unable to find feed output nope:0"
     with pytest.raises(errors.NotFoundError, match=_exactly(message)):
-        rewrite_for_execution(graph, ["nope:0"], ["c:0"], [], CLIENT)
+        rewrite(graph, ["nope:0"], ["c:0"], [], CLIENT)
 
 
 def test_feed_output_index_out_of_range(graph: Graph) -> None:
     message = "FeedInputs: a:1 should have output index < 1"
     with pytest.raises(errors.InvalidArgumentError, match=_exactly(message)):
-        rewrite_for_execution(graph, ["a:1"], ["c:0"], [], CLIENT)
+        rewrite(graph, ["a:1"], ["c:0"], [], CLIENT)
 
 
 def test_feeds_are_checked_before_fetches(graph: Graph) -> None:
     with pytest.raises(errors.InvalidArgumentError, match="^FeedInputs"):
-        rewrite_for_execution(graph, ["a:1"], ["c:3"], [], CLIENT)
+        rewrite(graph, ["a:1"], ["c:3"], [], CLIENT)
 
 
 def test_missing_targets_are_all_named(graph: Graph) -> None:
     message = "PruneForTargets: Some target nodes not found: nope gone "
     with pytest.raises(errors.NotFoundError, match=_exactly(message)):
-        rewrite_for_execution(graph, [], [], ["nope", "t", "gone"], CLIENT)
+        rewrite(graph, [], [], ["nope", "t", "gone"], CLIENT)
 
 
 def test_feeding_the_same_endpoint_twice(graph: Graph) -> None:
     with pytest.raises(errors.InvalidArgumentError, match=r'^Endpoint "a:0" fed more than once\.$'):
-        rewrite_for_execution(graph, ["a:0", "a:0"], ["c:0"], [], CLIENT)
+        rewrite(graph, ["a:0", "a:0"], ["c:0"], [], CLIENT)
 
 
 def test_generated_names_avoid_existing_nodes() -> None:
@@ -176,7 +176,7 @@ def test_generated_names_avoid_existing_nodes() -> None:
             Node("_retval_a_0_0", const, {"value": value, "dtype": aiotf.float32}),
         ]
     )
-    out = rewrite_for_execution(g, [], ["a:0"], [], CLIENT)
+    out = rewrite(g, [], ["a:0"], [], CLIENT).graph
     assert names(out) == {"a", "_retval_a_0_0_1"}
     assert out["_retval_a_0_0_1"].inputs == [("a", 0)]
 
@@ -204,7 +204,7 @@ INCARNATION = 0x1234
 def rendezvous_rewrite(
     graph: Graph, feeds: list[str], fetches: list[str], targets: list[str] | None = None
 ) -> Graph:
-    return rewrite_for_execution(
+    return rewrite(
         graph,
         feeds,
         fetches,
@@ -212,7 +212,7 @@ def rendezvous_rewrite(
         CLIENT,
         use_function_convention=False,
         client_incarnation=INCARNATION,
-    )
+    ).graph
 
 
 def test_partial_run_feeds_are_client_terminated_recvs(graph: Graph) -> None:
@@ -274,7 +274,7 @@ def test_a_fed_placeholder_hands_its_control_edges_to_the_feed() -> None:
         with aiotf.control_dependencies([p]):
             aiotf.constant(np.float32(1.0), name="k")
     full = runtime_graph(g)
-    out = rewrite_for_execution(full, ["p:0"], ["k:0"], [], CLIENT)
+    out = rewrite(full, ["p:0"], ["k:0"], [], CLIENT).graph
     assert "p" not in out  # else its kernel would ask for a feed it already has
     assert out["k"].control_inputs == ["_arg_p_0_0"]
     out = rendezvous_rewrite(full, ["p:0"], ["k:0"])

@@ -190,7 +190,7 @@ async def test_shutdown_timeout_cancels_what_never_finishes(shutdown_timeout: fl
             await server.stop()
         with pytest.raises(aiohttp.ClientError):
             await in_flight
-    assert servable.in_flight == 0
+    assert server.in_flight == 0
 
 
 def _listening(server: ModelServer) -> bool:
