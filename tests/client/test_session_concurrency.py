@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -41,32 +40,6 @@ async def _wait(x: Any) -> Any:
     return x + np.float32(1)
 
 
-async def _heartbeat_lateness(work: Any, period: float = 0.001) -> tuple[float, float, int]:
-    """Run ``work`` while a 1 ms heartbeat ticks; (max lateness, work seconds, ticks)."""
-    worst = 0.0
-    ticks = 0
-    stop = asyncio.Event()
-    ticking = asyncio.Event()
-
-    async def heartbeat() -> None:
-        nonlocal worst, ticks
-        while not stop.is_set():
-            due = time.perf_counter() + period
-            await asyncio.sleep(period)
-            worst = max(worst, time.perf_counter() - due)
-            ticks += 1
-            ticking.set()
-
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(heartbeat())
-        await ticking.wait()
-        start = time.perf_counter()
-        await work()
-        elapsed = time.perf_counter() - start
-        stop.set()
-    return worst, elapsed, ticks
-
-
 def _matmul_chain(n: int, size: int) -> tuple[aiotf.Graph, aiotf.Tensor]:
     g = aiotf.Graph()
     with g.as_default():
@@ -90,7 +63,7 @@ def _inline_chain(n: int) -> tuple[aiotf.Graph, aiotf.Tensor]:
 
 
 @pytest.mark.parametrize("size", [512])
-async def test_a_long_matmul_run_never_stalls_the_loop(size: int) -> None:
+async def test_a_long_matmul_run_never_stalls_the_loop(size: int, heartbeat_lateness: Any) -> None:
     graph, out = _matmul_chain(160, size)
     x = np.random.default_rng(0).standard_normal((size, size)).astype(np.float32)
     async with aiotf.Session(graph=graph) as sess:
@@ -99,13 +72,13 @@ async def test_a_long_matmul_run_never_stalls_the_loop(size: int) -> None:
         async def work() -> None:
             np.testing.assert_allclose(await sess.run(out, {"x:0": x}), x, rtol=1e-5)
 
-        worst, elapsed, ticks = await _heartbeat_lateness(work)
+        worst, elapsed, ticks = await heartbeat_lateness(work)
     print(f"matmul chain: {elapsed * 1e3:.0f} ms, {ticks} ticks, max lateness {worst * 1e3:.2f} ms")
     assert elapsed > 0.05  # the run was long enough to mean something
     assert worst < MAX_LATENESS_S
 
 
-async def test_a_long_inline_run_never_stalls_the_loop() -> None:
+async def test_a_long_inline_run_never_stalls_the_loop(heartbeat_lateness: Any) -> None:
     graph, out = _inline_chain(20000)
     x = np.zeros(64, np.float32)
     config = aiotf.ConfigProto(
@@ -119,7 +92,7 @@ async def test_a_long_inline_run_never_stalls_the_loop() -> None:
         async def work() -> None:
             np.testing.assert_allclose(await sess.run(out, {"x:0": x}), x + 20000)
 
-        worst, elapsed, ticks = await _heartbeat_lateness(work)
+        worst, elapsed, ticks = await heartbeat_lateness(work)
     print(f"inline chain: {elapsed * 1e3:.0f} ms, {ticks} ticks, max lateness {worst * 1e3:.2f} ms")
     assert elapsed > 0.02
     assert worst < MAX_LATENESS_S

@@ -4,10 +4,8 @@ one stays inline; the benchmark's small graphs run every node on the loop thread
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -126,30 +124,6 @@ def test_an_estimate_never_raises_on_bad_inputs(op, inputs, attrs) -> None:
     assert estimate(op, inputs, attrs) >= 0  # the kernel reports what is wrong
 
 
-async def _heartbeat_lateness(work: Any, period: float = 0.001) -> tuple[float, float]:
-    """Run ``work`` while a 1 ms heartbeat ticks; (max lateness, work seconds)."""
-    worst = 0.0
-    stop = asyncio.Event()
-    ticking = asyncio.Event()
-
-    async def heartbeat() -> None:
-        nonlocal worst
-        while not stop.is_set():
-            due = time.perf_counter() + period
-            await asyncio.sleep(period)
-            worst = max(worst, time.perf_counter() - due)
-            ticking.set()
-
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(heartbeat())
-        await ticking.wait()
-        start = time.perf_counter()
-        await work()
-        elapsed = time.perf_counter() - start
-        stop.set()
-    return worst, elapsed
-
-
 @pytest.mark.parametrize(
     ("build", "shape"),
     [  # each kernel takes 100-150 ms on the 2-core machine: inline, it stalls the loop that long
@@ -158,7 +132,9 @@ async def _heartbeat_lateness(work: Any, period: float = 0.001) -> tuple[float, 
     ],
     ids=["Cumsum", "Transpose"],
 )
-async def test_a_big_memory_bound_kernel_never_stalls_the_loop(build, shape) -> None:
+async def test_a_big_memory_bound_kernel_never_stalls_the_loop(
+    build, shape, heartbeat_lateness: Any
+) -> None:
     g = tf.Graph()
     with g.as_default():
         x = tf.placeholder(tf.float32, [None] * len(shape), name="x")
@@ -170,7 +146,7 @@ async def test_a_big_memory_bound_kernel_never_stalls_the_loop(build, shape) -> 
         async def work() -> None:
             await sess.run(out.op, {x: value})
 
-        worst, elapsed = await _heartbeat_lateness(work)
+        worst, elapsed, _ = await heartbeat_lateness(work)
     print(f"{out.op.type}: {elapsed * 1e3:.0f} ms, max lateness {worst * 1e3:.2f} ms")
     assert elapsed > 0.05  # the run was long enough to mean something
     assert worst < MAX_LATENESS_S
