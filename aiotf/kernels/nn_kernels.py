@@ -14,6 +14,31 @@ from aiotf.kernels.registry import elementwise_cost, register_kernel
 Array = np.ndarray[Any, Any]
 
 
+# numpy's vectorised loops run when both operands of a binary ufunc are contiguous arrays; with a
+# scalar or a broadcast row as the second operand it takes a slower loop (on the benchmark
+# machine: maximum with a scalar 0 takes 2.5x, the add of a 32-float bias row 1.5x as long). So
+# over a large contiguous tensor BiasAdd and Relu go chunk by chunk against one contiguous tile
+# of CHUNK elements (the bias repeated, or zeros) that stays in cache: the same values, at about
+# 1.3 us a chunk (a smaller tile costs more calls than it saves).
+CHUNK = 1 << 16
+_ZEROS: dict[np.dtype[Any], Array] = {}
+
+
+def _large_contiguous(x: Array) -> bool:
+    return x.size >= CHUNK // 4 and x.flags.c_contiguous
+
+
+def _tiled(ufunc: Any, x: Array, tile: Array) -> Array:
+    """``ufunc(x, pattern)`` for contiguous ``x``, where ``tile`` repeats the second operand's
+    pattern and each chunk of ``tile.size`` elements of ``x`` starts at a repeat."""
+    out = np.empty_like(x)
+    xf, of, n, step = x.reshape(-1), out.reshape(-1), x.size, tile.size
+    for start in range(0, n, step):
+        end = min(start + step, n)
+        ufunc(xf[start:end], tile[: end - start], out=of[start:end])
+    return out
+
+
 @register_kernel("BiasAdd", cost=elementwise_cost, types={"T": NUMERIC})
 def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
     if value.ndim < 2:
@@ -30,13 +55,20 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
             f"Must provide as many biases as the channel dimension of the input tensor: "
             f"{shape_str(bias)} vs. {shape_str(value)}",
         )
-    if channel == value.ndim - 1:
-        return value + bias
-    return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
+    if channel != value.ndim - 1:
+        return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
+    if bias.size and value.dtype == bias.dtype and _large_contiguous(value):
+        return _tiled(np.add, value, np.tile(bias, max(1, CHUNK // bias.size)))
+    return value + bias
 
 
 @register_kernel("Relu", cost=elementwise_cost, types={"T": NUMERIC})
 def relu(features: Array) -> Array:
+    if features.dtype.kind == "f" and _large_contiguous(features):  # NaN stays NaN, as below
+        zeros = _ZEROS.get(features.dtype)
+        if zeros is None:
+            zeros = _ZEROS[features.dtype] = np.zeros(CHUNK, features.dtype)
+        return _tiled(np.maximum, features, zeros)
     out: Array = np.maximum(features, features.dtype.type(0))
     return out
 

@@ -89,6 +89,33 @@ async def test_conv2d(run, same, xs, fs, strides, dil, padding) -> None:
     )
 
 
+@pytest.mark.parametrize("block_bytes", [None, 2048])
+@pytest.mark.parametrize(
+    ("xs", "fs", "strides", "dil", "padding"),
+    [
+        ((3, 9, 11, 1), (5, 5, 1, 4), (1, 1), (1, 1), "SAME"),
+        ((2, 10, 9, 1), (3, 2, 1, 3), (2, 1), (1, 2), "VALID"),
+    ],
+)
+async def test_conv2d_of_one_channel_in_blocks(
+    run, same, monkeypatch, block_bytes, xs, fs, strides, dil, padding
+) -> None:
+    # One input channel takes the tap-major im2col; 2 KiB blocks split images into row blocks.
+    from aiotf.kernels import conv_kernels
+
+    if block_bytes is not None:
+        monkeypatch.setattr(conv_kernels, "COLS_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(11)
+    x, f = rng.standard_normal(xs).astype(F32), rng.standard_normal(fs).astype(F32)
+    attrs = {"strides": [1, *strides, 1], "dilations": [1, *dil, 1], "padding": padding.encode()}
+    same(
+        await run("Conv2D", [x, f], attrs),
+        naive_conv(x, f, strides, dil, padding),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+
+
 async def test_conv2d_nchw_and_errors(run, same) -> None:
     rng = np.random.default_rng(2)
     x, f = (
@@ -220,6 +247,33 @@ async def test_activations(run, same) -> None:
     same(await run("LeakyRelu", [x], {"alpha": 0.1}), np.where(x > 0, x, x * F32(0.1)))
     sm = x - x.max()
     same(await run("LogSoftmax", [x]), sm - np.log(np.exp(sm).sum()), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, F32, np.float64, np.int32])
+async def test_relu_of_a_large_tensor_is_numpys_maximum(run, same, dtype) -> None:
+    # From 16Ki elements Relu goes chunk by chunk against a tile of zeros; NaN, -0.0 and the
+    # chunk boundaries (150,001 is not a multiple of the 65,536-element tile) as np.maximum.
+    x = (np.random.default_rng(5).standard_normal(150_001) * 100).astype(dtype)
+    if x.dtype.kind == "f":
+        x[:5] = [np.nan, -0.0, 0.0, -np.inf, np.inf]
+    got = await run("Relu", [x])
+    want = np.maximum(x, x.dtype.type(0))
+    same(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    same(await run("Relu", [x[::2]]), np.maximum(x[::2], x.dtype.type(0)))  # not contiguous
+
+
+@pytest.mark.parametrize(("shape", "channels"), [((300, 700), 700), ((2, 70_001), 70_001)])
+async def test_bias_add_of_a_large_tensor_is_numpys_add(run, same, shape, channels) -> None:
+    # The bias tile holds whole repeats of the bias (700 does not divide 65,536; 70,001 is
+    # longer than the tile), so every chunk starts at channel 0.
+    rng = np.random.default_rng(6)
+    value, bias = rng.standard_normal(shape).astype(F32), rng.standard_normal(channels).astype(F32)
+    value[0, :3] = [np.nan, np.inf, -0.0]
+    same(await run("BiasAdd", [value, bias]), value + bias, rtol=0)
+    nchw = rng.standard_normal((2, 3, 50, 120)).astype(F32)
+    got = await run("BiasAdd", [nchw, bias[:3]], {"data_format": b"NCHW"})
+    same(got, nchw + bias[:3, None, None], rtol=0)
 
 
 async def test_l2loss(run, same) -> None:
