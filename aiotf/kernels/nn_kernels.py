@@ -86,19 +86,24 @@ def softmax(logits: Array) -> Array:
         raise errors.InvalidArgumentError(
             None, None, f"logits must have >= 1 dimension, got {shape_str(logits)}"
         )
-    onednn = logits.dtype in (np.float32, dtypes.bfloat16.np_dtype)
     top = np.max(logits, axis=-1, keepdims=True)
-    if onednn and np.isnan(top).any():
-        lowest = ml_dtypes.finfo(logits.dtype).min  # type: ignore[no-untyped-call]
-        top = np.max(np.where(np.isnan(logits), lowest, logits), axis=-1, keepdims=True)
+    e = np.subtract(logits, top)
+    np.exp(e, out=e)
+    total = np.sum(e, axis=-1, keepdims=True)
+    if logits.dtype in (np.float32, dtypes.bfloat16.np_dtype) and np.isnan(total).any():
+        return _onednn_softmax_of_nan_or_inf(logits)  # a NaN or +inf in some row (see above)
+    np.divide(e, total, out=e)
+    return e
+
+
+def _onednn_softmax_of_nan_or_inf(logits: Array) -> Array:
+    lowest = ml_dtypes.finfo(logits.dtype).min  # type: ignore[no-untyped-call]
+    top = np.max(np.where(np.isnan(logits), lowest, logits), axis=-1, keepdims=True)
     e = np.exp(logits - top)
     total = np.sum(e, axis=-1, keepdims=True)
     out: Array = e / total
-    if onednn:
-        spoilt = np.isnan(total)  # a NaN in e: its exp overflowed, the sum is +inf
-        if spoilt.any():
-            out = np.where(spoilt, np.where(np.isnan(e), out.dtype.type(np.nan), 0), out)
-    return out
+    spoilt = np.isnan(total)  # a NaN in e: its exp overflowed, the sum is +inf
+    return np.where(spoilt, np.where(np.isnan(e), out.dtype.type(np.nan), 0), out)
 
 
 # ----------------------------------------------------------------------------------------------
