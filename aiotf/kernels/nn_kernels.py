@@ -87,7 +87,7 @@ def softmax(logits: Array) -> Array:
             None, None, f"logits must have >= 1 dimension, got {shape_str(logits)}"
         )
     top = np.max(logits, axis=-1, keepdims=True)
-    e = np.subtract(logits, top)
+    e: Array = np.subtract(logits, top)
     np.exp(e, out=e)
     total = np.sum(e, axis=-1, keepdims=True)
     if logits.dtype in (np.float32, dtypes.bfloat16.np_dtype) and np.isnan(total).any():
