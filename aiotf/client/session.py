@@ -40,6 +40,7 @@ from aiotf.framework.ops import (
     get_default_graph,
 )
 from aiotf.proto import ConfigProto
+from aiotf.runtime import loop_turns
 from aiotf.runtime.direct_session import OFF_LOOP_NODES
 
 
@@ -92,13 +93,22 @@ class BaseSession:
         """Run the graph for ``fetches``; the values come back in the same structure."""
         self._check_open()
         self._check_not_empty()
+        # The turn first (``loop_turns``): of 256 runs gathered at once, those that wait for a
+        # later turn do no work on the loop before it (the plan and the feeds cost ~15 us).
+        waiter = loop_turns.admit()
+        if waiter is not None:
+            await waiter
+            if self._closed or self._impl.closed:  # closed meanwhile: as a run in flight
+                raise errors.CancelledError(None, None, "Run call was cancelled")
         plan, feeds = self._plans.plan(fetches, feed_dict, self._graph)
         fetch_names, targets = plan.fetch_names, plan.targets
         if not fetch_names and not targets:  # as TensorFlow: nothing to run (``run([])``, fed)
             return plan.results([], feeds)
         await self._extend_graph_off_loop()
         try:
-            values = await self._impl.run(feeds, fetch_names, targets, options, run_metadata)
+            values = await self._impl.run(
+                feeds, fetch_names, targets, options, run_metadata, admitted=True
+            )
         except errors.OpError as e:
             raise self._attach_op(e) from None
         return plan.results(values, feeds)

@@ -129,15 +129,18 @@ class DirectSession:
         targets: Sequence[str] = (),
         run_options: Any = None,
         run_metadata: Any = None,
+        *,
+        admitted: bool = False,
     ) -> list[Any]:
-        """Run one step; the values of ``fetches``, in order."""
+        """Run one step; the values of ``fetches``, in order. ``admitted``: the caller already
+        took its turn (``loop_turns.admit``) before its own work on the run."""
         self._check_open()
         key = (tuple(feeds), tuple(fetches), tuple(targets))
         bundle = self._executors.get(key)
         if bundle is None:
             bundle = await self._off_loop_if_large(self.executors_for, *key)
         args = [feeds[name] for name in bundle.feeds]
-        retvals = await self._run_bundle(bundle, args, run_options, run_metadata)
+        retvals = await self._run_bundle(bundle, args, run_options, run_metadata, admitted)
         if bundle.fetches == tuple(fetches):
             return retvals
         by_name = dict(zip(bundle.fetches, retvals, strict=True))
@@ -179,11 +182,17 @@ class DirectSession:
         return RunCallable(self, bundle, tuple(feeds), tuple(fetches))
 
     async def _run_bundle(
-        self, bundle: ExecutorsAndKeys, args: list[Any], run_options: Any, run_metadata: Any
+        self,
+        bundle: ExecutorsAndKeys,
+        args: list[Any],
+        run_options: Any,
+        run_metadata: Any,
+        admitted: bool = False,
     ) -> list[Any]:
         """One step of ``bundle`` with ``args`` in its feed order; the retvals in its fetch order.
 
-        Steps started together on one loop take turns with the rest of it (``loop_turns.py``).
+        Steps started together on one loop take turns with the rest of it (``loop_turns.py``);
+        a step not ``admitted`` by its caller takes its turn here.
         """
         run = self._begin_run()
         stats = None  # TF's do_trace: any trace level above NO_TRACE (and a RunMetadata to fill)
@@ -191,9 +200,8 @@ class DirectSession:
             stats = StepStatsCollector()
         retvals: list[Any] = [None] * len(bundle.fetches)
         try:
-            waiter = loop_turns.admit()
-            if waiter is not None:
-                await waiter
+            if not admitted:
+                await loop_turns.take_turn()
             timeout_ms = self._timeout_ms(run_options)
             if timeout_ms > 0:
                 await self._run_with_deadline(bundle, args, retvals, timeout_ms, stats)

@@ -287,6 +287,35 @@ async def test_runs_started_together_take_turns_with_other_tasks(
     assert seen == sorted(seen) and len(set(seen)) == len(seen)  # one run per tick, in order
 
 
+async def test_a_run_waiting_for_its_turn_does_no_work_before_it(
+    sess: aiotf.Session, m: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of a gathered batch, a run that waits for a later turn looks at its fetches and feeds
+    only then: the waiting costs the loop nothing but the wait."""
+    await sess.run(m.z, {m.x: X})
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.0)
+    finished = 0
+    planned_after: list[int] = []  # how many runs had finished when each run was planned
+    real_plan = run_plan.RunPlans.plan
+
+    def plan(self: run_plan.RunPlans, *args: Any) -> Any:
+        planned_after.append(finished)
+        return real_plan(self, *args)
+
+    monkeypatch.setattr(run_plan.RunPlans, "plan", plan)
+
+    async def one(i: int) -> Any:
+        nonlocal finished
+        out = await sess.run(m.z, {m.x: X * i})
+        finished += 1
+        return out
+
+    outs = await asyncio.gather(*(one(i) for i in range(8)))
+    assert planned_after == list(range(8))
+    for i, out in enumerate(outs):
+        np.testing.assert_allclose(out, X * i * 2 + 1)
+
+
 async def test_a_run_waiting_for_its_turn_can_be_cancelled(
     sess: aiotf.Session, m: Model, monkeypatch: pytest.MonkeyPatch
 ) -> None:

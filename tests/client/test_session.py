@@ -154,9 +154,9 @@ async def test_duplicate_fetches_are_fetched_once(
     seen: list[list[str]] = []
     real_run = sess._impl.run
 
-    async def spy(feeds: Any, fetches: Any, *rest: Any) -> Any:
+    async def spy(feeds: Any, fetches: Any, *rest: Any, **kwargs: Any) -> Any:
         seen.append(list(fetches))
-        return await real_run(feeds, fetches, *rest)
+        return await real_run(feeds, fetches, *rest, **kwargs)
 
     monkeypatch.setattr(sess._impl, "run", spy)
     await sess.run([model.z, model.z, "z:0"], {model.x: X})
@@ -191,9 +191,9 @@ async def test_shape_mismatch_is_rejected_before_running(
     calls: list[Any] = []
     real_run = sess._impl.run
 
-    async def spy(*args: Any) -> Any:
+    async def spy(*args: Any, **kwargs: Any) -> Any:
         calls.append(args)
-        return await real_run(*args)
+        return await real_run(*args, **kwargs)
 
     monkeypatch.setattr(sess._impl, "run", spy)
     with pytest.raises(ValueError, match=r"Cannot feed value of shape \(2, 4\) for Tensor x:0"):
