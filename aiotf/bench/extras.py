@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import statistics
 import subprocess
 import sys
@@ -109,10 +110,17 @@ async def loop_lateness(quick: bool) -> dict[str, Any]:
     report: dict[str, Any] = {"idle": _lateness_stats(late)}
     for name in ("mlp", "cnn", "concurrent"):
         report[name] = await _lateness_during(WORKLOADS[name], duration)
+    for name in ("cnn", "concurrent"):
+        report[f"{name}, GC frozen"] = await _lateness_during(WORKLOADS[name], duration, True)
     return report
 
 
-async def _lateness_during(workload: Workload, duration: float) -> dict[str, Any]:
+async def _lateness_during(
+    workload: Workload, duration: float, freeze: bool = False
+) -> dict[str, Any]:
+    """The heartbeat's lateness while ``workload`` runs; ``freeze``: with the objects that
+    exist once the session is built frozen out of the garbage collector, as ``aiotf serve``
+    runs (a full collection walks every object of the process, holding the GIL)."""
     sess, fetch, feed_dict, requests = _session_for(workload)
     async with sess:
 
@@ -122,12 +130,19 @@ async def _lateness_during(workload: Workload, duration: float) -> dict[str, Any
             return await asyncio.gather(*(sess.run(fetch, feed_dict) for _ in range(4)))
 
         await one()  # build the executor outside the measurement
+        if freeze:
+            gc.collect()
+            gc.freeze()
         runs = 0
-        async with heartbeat() as late:
-            end = time.perf_counter() + duration
-            while time.perf_counter() < end or runs == 0:
-                await (one() if runs % 2 else sess.run(fetch, feed_dict or requests[0]))
-                runs += 1
+        try:
+            async with heartbeat() as late:
+                end = time.perf_counter() + duration
+                while time.perf_counter() < end or runs == 0:
+                    await (one() if runs % 2 else sess.run(fetch, feed_dict or requests[0]))
+                    runs += 1
+        finally:
+            if freeze:
+                gc.unfreeze()
     return {"runs": runs, **_lateness_stats(late)}
 
 

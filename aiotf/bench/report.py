@@ -113,5 +113,6 @@ def _each(section: dict[str, Any], add: Callable[[str], None], text: Any) -> Non
     if "status" in section:
         add(f"  {section['status']}")
         return
+    width = max([11, *(len(name) for name in section)])
     for name, value in section.items():
-        add(f"  {name:<11} {text(value)}")
+        add(f"  {name:<{width}} {text(value)}")
