@@ -166,8 +166,8 @@ def matmul(a: Array, b: Array) -> Array:
     """
     (m, k), n = a.shape, b.shape[1]
     flops = 2.0 * m * k * n
-    workers = intra_op.workers()
-    if workers == 1 or flops < PARALLEL_MIN_FLOPS or a.dtype.kind not in "fc":
+    workers = 1 if flops < PARALLEL_MIN_FLOPS else intra_op.workers()
+    if workers == 1 or a.dtype.kind not in "fc":
         product: Array = np.matmul(a, b)
         return product
     by_rows = m >= 2 * n or m >= 256

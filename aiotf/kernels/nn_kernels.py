@@ -73,6 +73,9 @@ def relu(features: Array) -> Array:
     return out
 
 
+_ONEDNN_SOFTMAX = (np.dtype(np.float32), dtypes.bfloat16.np_dtype)
+
+
 @register_kernel("Softmax", cost=elementwise_cost, types={"T": FLOATS})
 def softmax(logits: Array) -> Array:
     """``exp(x - max) / sum(exp(x - max))`` over the last axis.
@@ -86,11 +89,10 @@ def softmax(logits: Array) -> Array:
         raise errors.InvalidArgumentError(
             None, None, f"logits must have >= 1 dimension, got {shape_str(logits)}"
         )
-    top = np.max(logits, axis=-1, keepdims=True)
-    e: Array = np.subtract(logits, top)
+    e: Array = np.subtract(logits, logits.max(axis=-1, keepdims=True))
     np.exp(e, out=e)
-    total = np.sum(e, axis=-1, keepdims=True)
-    if logits.dtype in (np.float32, dtypes.bfloat16.np_dtype) and np.isnan(total).any():
+    total = e.sum(axis=-1, keepdims=True)
+    if logits.dtype in _ONEDNN_SOFTMAX and np.isnan(total).any():
         return _onednn_softmax_of_nan_or_inf(logits)  # a NaN or +inf in some row (see above)
     np.divide(e, total, out=e)
     return e
