@@ -477,10 +477,25 @@ def add_n(*inputs: Array) -> Array:
             )
     if len(inputs) == 1:
         return np.array(first, copy=True)
-    out = np.asarray(np.add(first, inputs[1]))  # then in place, left to right as before
-    for x in inputs[2:]:
-        np.add(out, x, out=out)
+    out = np.empty(np.shape(first), np.result_type(*inputs))
+    flat = out.reshape(-1)
+    views = [np.asarray(x).reshape(-1) for x in inputs]
+    # Left to right, in place: one sum per element whatever the split. Sixteen 512x512 inputs
+    # take ~1.3 ms of memory traffic on one core, so a large AddN shares it with idle threads.
+    size = flat.size
+    parts = 1 if size * len(inputs) < ADD_N_PARALLEL_MIN else intra_op.workers()
+
+    def part(i: int) -> None:
+        lo, hi = size * i // parts, size * (i + 1) // parts
+        np.add(views[0][lo:hi], views[1][lo:hi], out=flat[lo:hi])
+        for x in views[2:]:
+            np.add(flat[lo:hi], x[lo:hi], out=flat[lo:hi])
+
+    intra_op.parallel_for(parts, part)
     return out
+
+
+ADD_N_PARALLEL_MIN = 1 << 21  # input elements
 
 
 @register_kernel("Select", cost=elementwise_cost)

@@ -116,6 +116,28 @@ async def test_add_n_and_empty(run, same) -> None:
         await run("AddN", [np.ones(2, F32), np.ones(3, F32)])
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+async def test_a_large_add_n_sums_left_to_right_however_it_is_split(
+    run, same, monkeypatch, workers
+) -> None:
+    # 9 x 240,000 inputs: over the size to share the sum out; with 3 workers, in 3 slices.
+    from aiotf.devices import intra_op
+
+    monkeypatch.setattr(intra_op, "workers", lambda: workers)
+    rng = np.random.default_rng(8)
+    xs = [(rng.standard_normal((300, 800)) * 10 ** (i % 4)).astype(F32) for i in range(9)]
+    same(await run("AddN", xs), _left_to_right(xs), rtol=0)
+    strided = [x[:, ::2] for x in xs]
+    same(await run("AddN", strided), _left_to_right(strided), rtol=0)
+
+
+def _left_to_right(xs: list[np.ndarray]) -> np.ndarray:
+    total = xs[0] + xs[1]
+    for x in xs[2:]:
+        total = total + x  # float32 rounding: the order is part of the answer
+    return total
+
+
 async def test_select(run, same) -> None:
     c = np.array([True, False])
     t, e = np.ones((2, 2), F32), np.zeros((2, 2), F32)
