@@ -58,7 +58,7 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
     if channel != value.ndim - 1:
         return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
     if bias.size and value.dtype == bias.dtype and _large_contiguous(value):
-        return _tiled(np.add, value, np.tile(bias, max(1, CHUNK // bias.size)))
+        return _tiled(np.add, value, np.tile(bias, max(1, min(CHUNK, value.size) // bias.size)))
     return value + bias
 
 

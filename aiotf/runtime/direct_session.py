@@ -200,8 +200,9 @@ class DirectSession:
             stats = StepStatsCollector()
         retvals: list[Any] = [None] * len(bundle.fetches)
         try:
-            if not admitted:
-                await loop_turns.take_turn()
+            waiter = None if admitted else loop_turns.admit()
+            if waiter is not None:
+                await waiter
             timeout_ms = self._timeout_ms(run_options)
             if timeout_ms > 0:
                 await self._run_with_deadline(bundle, args, retvals, timeout_ms, stats)

@@ -85,13 +85,6 @@ def admit() -> asyncio.Future[None] | None:
     return None
 
 
-async def take_turn() -> None:
-    """Wait, if need be, until a step may start (:func:`admit`)."""
-    waiter = admit()
-    if waiter is not None:
-        await waiter
-
-
 def _switch(current: _Current, loop: asyncio.AbstractEventLoop) -> _LoopTurns:
     with _by_loop_lock:
         turns = _by_loop.get(loop)
