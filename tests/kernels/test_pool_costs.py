@@ -154,6 +154,8 @@ async def test_a_big_memory_bound_kernel_never_stalls_the_loop(
 
 @pytest.mark.parametrize("name", ["tiny", "mlp_b1", "chain200"])
 async def test_the_benchmarks_small_graphs_run_every_node_inline(name: str) -> None:
+    if not BENCH.is_dir():
+        pytest.skip("the shared benchmark graphs are not beside this checkout")
     spec = json.loads((BENCH / f"{name}.json").read_text())
     graph_def = tf.GraphDef()
     graph_def.ParseFromString((BENCH / spec["graph"]).read_bytes())

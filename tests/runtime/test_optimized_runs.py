@@ -27,6 +27,8 @@ def config(level: int = L1, **options: Any) -> Any:
 
 
 def load(name: str) -> tuple[Any, dict[str, Any]]:
+    if not BENCH.is_dir():
+        pytest.skip("the shared benchmark graphs are not beside this checkout")
     graph_def = aiotf.GraphDef()
     graph_def.ParseFromString((BENCH / f"{name}.pb").read_bytes())
     return graph_def, json.loads((BENCH / f"{name}.json").read_text())
