@@ -263,10 +263,12 @@ async def test_relu_of_a_large_tensor_is_numpys_maximum(run, same, dtype) -> Non
     same(await run("Relu", [x[::2]]), np.maximum(x[::2], x.dtype.type(0)))  # not contiguous
 
 
-@pytest.mark.parametrize(("shape", "channels"), [((300, 700), 700), ((2, 70_001), 70_001)])
+@pytest.mark.parametrize(
+    ("shape", "channels"), [((3000, 96), 96), ((70_001, 3), 3), ((300, 700), 700)]
+)
 async def test_bias_add_of_a_large_tensor_is_numpys_add(run, same, shape, channels) -> None:
-    # The bias tile holds whole repeats of the bias (700 does not divide 65,536; 70,001 is
-    # longer than the tile), so every chunk starts at channel 0.
+    # A short bias goes through a tile of whole repeats (neither 96 nor 3 divides 65,536), so
+    # every chunk starts at channel 0; a 700-long one broadcasts.
     rng = np.random.default_rng(6)
     value, bias = rng.standard_normal(shape).astype(F32), rng.standard_normal(channels).astype(F32)
     value[0, :3] = [np.nan, np.inf, -0.0]
