@@ -116,6 +116,34 @@ async def test_conv2d_of_one_channel_in_blocks(
     )
 
 
+async def test_explicit_padding_pads_each_side_as_given_and_is_checked_as_tensorflow(
+    run, same
+) -> None:
+    rng = np.random.default_rng(12)
+    x, f = rng.standard_normal((2, 5, 6, 3)).astype(F32), rng.standard_normal((3, 2, 3, 4))
+    f = f.astype(F32)
+    pads = [0, 0, 2, 0, 1, 3, 0, 0]  # top 2, bottom 0, left 1, right 3
+    attrs = {"strides": [1, 1, 1, 1], "padding": b"EXPLICIT", "explicit_paddings": pads}
+    padded = np.pad(x, ((0, 0), (2, 0), (1, 3), (0, 0)))
+    want = naive_conv(padded, f, (1, 1), (1, 1), "VALID")
+    same(await run("Conv2D", [x, f], attrs), want, rtol=1e-4, atol=1e-5)
+    pool = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": b"EXPLICIT"}
+    got = await run("MaxPool", [x], {**pool, "explicit_paddings": pads})
+    lowest = np.finfo(F32).min
+    edged = np.pad(x, ((0, 0), (2, 0), (1, 3), (0, 0)), constant_values=lowest)
+    same(got, naive_pool(edged, (2, 2), (2, 2), "VALID", "max"))
+    for bad, message in (
+        ([0, 0, -1, 1, 0, 0, 0, 0], "All elements of explicit_paddings must be nonnegative"),
+        ([1, 0, 0, 0, 0, 0, 0, 0], "Nonzero explicit padding in the batch or depth dimensions"),
+        ([0, 0, 0, 0, 0, 0, 0, 1], "Nonzero explicit padding in the batch or depth dimensions"),
+        ([0, 0, 1, 1], "explicit_paddings attribute must contain 8 values, but got: 4"),
+    ):
+        with pytest.raises(Err, match=message):
+            await run("Conv2D", [x, f], {**attrs, "explicit_paddings": bad})
+    with pytest.raises(Err, match="must be empty if the padding attribute is not EXPLICIT"):
+        await run("Conv2D", [x, f], {**attrs, "padding": b"SAME"})
+
+
 async def test_conv2d_nchw_and_errors(run, same) -> None:
     rng = np.random.default_rng(2)
     x, f = (
