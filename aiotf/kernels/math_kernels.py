@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -136,7 +137,20 @@ PARALLEL_MIN_FLOPS = 8e6
 PART_FLOPS = 4e6
 
 
-@register_kernel("MatMul", types={"T": NUMERIC}, cost=_matmul_cost)
+def _matmul_fast_for(*, transpose_a: bool, transpose_b: bool) -> Callable[[Array, Array], Array]:
+    """MatMul as the compiled schedules call it inline (a product below the pool's cost, so never
+    split): numpy's product of two matrices; anything else raises, and the kernel says why."""
+
+    def fast(a: Array, b: Array) -> Array:
+        if a.ndim != 2 or b.ndim != 2:
+            raise ValueError("not two matrices")
+        product: Array = np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+        return product
+
+    return fast
+
+
+@register_kernel("MatMul", types={"T": NUMERIC}, cost=_matmul_cost, fast_for=_matmul_fast_for)
 def mat_mul(a: Array, b: Array, *, transpose_a: bool, transpose_b: bool) -> Array:
     if a.ndim != 2 or b.ndim != 2:
         raise errors.InvalidArgumentError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -41,7 +42,23 @@ def _tiled(ufunc: Any, x: Array, tile: Array) -> Array:
     return out
 
 
-@register_kernel("BiasAdd", cost=elementwise_cost, types={"T": NUMERIC})
+def _bias_add_fast_for(*, data_format: bytes) -> Callable[[Array, Array], Array] | None:
+    """BiasAdd over the last axis without the kernel's messages: a bias whose shape is wrong for
+    ``value`` raises, and the kernel says why."""
+    if data_format == b"NCHW":
+        return None
+
+    def fast(value: Array, bias: Array) -> Array:
+        if value.ndim < 2 or bias.ndim != 1 or value.shape[-1] != bias.shape[0]:
+            raise ValueError("not a bias of value's channels")
+        return _add_bias(value, bias)
+
+    return fast
+
+
+@register_kernel(
+    "BiasAdd", cost=elementwise_cost, types={"T": NUMERIC}, fast_for=_bias_add_fast_for
+)
 def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
     if value.ndim < 2:
         raise errors.InvalidArgumentError(
@@ -59,9 +76,15 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
         )
     if channel != value.ndim - 1:
         return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
+    return _add_bias(value, bias)
+
+
+def _add_bias(value: Array, bias: Array) -> Array:
+    """``value + bias`` along the last axis (a short bias row through a tile, see CHUNK)."""
     if 0 < bias.size < SHORT_ROW and value.dtype == bias.dtype and _large_contiguous(value):
         return _tiled(np.add, value, np.tile(bias, CHUNK // bias.size))
-    return value + bias
+    out: Array = value + bias
+    return out
 
 
 @register_kernel("Relu", cost=elementwise_cost, types={"T": NUMERIC})

@@ -128,6 +128,7 @@ class KernelDef:
     attr_params: tuple[str, ...]
     registered_at: str
     fast: Callable[..., Any] | None = None
+    fast_for: Callable[..., Any] | None = None  # attrs -> a fast function (or None)
 
     def matches(self, attrs: Mapping[str, Any]) -> bool:
         for attr, allowed in self.type_constraints.items():
@@ -181,6 +182,8 @@ class OpKernel:
         if kernel_def.cost_attr_params:  # an estimate that needs attrs gets them bound too
             attrs = {p: bound[p] for p in kernel_def.cost_attr_params if p in bound}
             self.cost = functools.partial(kernel_def.cost, **attrs)
+        if kernel_def.fast_for is not None:  # a fast function made for this node's attrs
+            self.fast = kernel_def.fast_for(**bound)
 
 
 _REGISTRY: dict[tuple[str, str], list[KernelDef]] = {}
@@ -194,6 +197,7 @@ def register_kernel(
     expensive: bool = False,
     cost: Callable[..., float] | None = None,
     fast: Callable[..., Any] | None = None,
+    fast_for: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register the function as the kernel of ``op_type`` on ``device_type``.
 
@@ -206,7 +210,9 @@ def register_kernel(
     ``fast`` (for a kernel without attrs or ``ctx``) computes what the kernel computes for valid
     inputs, without its checks (a numpy ufunc for an elementwise op). The compiled schedules
     call it instead of the kernel, and call the kernel when it raises, so that an error keeps
-    the kernel's class and words.
+    the kernel's class and words. ``fast_for`` (for a kernel with attrs) makes one for a node:
+    called with the node's attrs as the kernel's keyword arguments, it returns such a function,
+    or None when those attrs have none.
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -226,6 +232,11 @@ def register_kernel(
                 f"{op_type}'s fast function stands in for a kernel of its inputs alone; this "
                 "kernel also takes " + ("ctx" if wants_ctx else f"attrs {list(attr_params)}")
             )
+        if fast_for is not None and (wants_ctx or not attr_params):
+            raise TypeError(
+                f"{op_type}'s fast_for makes a fast function from attrs; this kernel takes "
+                + ("ctx" if wants_ctx else "none (give fast instead)")
+            )
         kernel_def = KernelDef(
             op_type=op_type,
             device_type=device_type,
@@ -238,6 +249,7 @@ def register_kernel(
             wants_ctx=wants_ctx,
             attr_params=attr_params,
             fast=fast,
+            fast_for=fast_for,
             registered_at=_caller(),
         )
         _add(kernel_def)

@@ -41,3 +41,39 @@ def test_a_fast_function_is_only_for_a_kernel_of_its_inputs_alone() -> None:
         @register_kernel("_RegTestFastCtx", fast=np.add)
         def with_ctx(ctx: Any, x: Any, y: Any) -> Any:
             return x + y
+
+
+def test_fast_for_is_only_for_a_kernel_with_attrs() -> None:
+    """``fast_for`` makes a node's fast function from its attrs; a kernel of its inputs alone
+    gives ``fast``, and a kernel that takes ctx can have neither."""
+    with pytest.raises(TypeError, match="_RegTestFastForNone's fast_for .* none"):
+
+        @register_kernel("_RegTestFastForNone", fast_for=lambda: np.add)
+        def plain(x: Any, y: Any) -> Any:
+            return x + y
+
+    with pytest.raises(TypeError, match="_RegTestFastForCtx's fast_for .* takes ctx"):
+
+        @register_kernel("_RegTestFastForCtx", fast_for=lambda *, scale: np.add)
+        def with_ctx(ctx: Any, x: Any, *, scale: float) -> Any:
+            return x * scale
+
+
+@pytest.mark.parametrize(
+    ("transpose_a", "transpose_b"), [(False, False), (True, False), (True, True)]
+)
+def test_matmul_s_fast_function_is_made_for_its_node_s_transposes(
+    transpose_a: bool, transpose_b: bool
+) -> None:
+    node = registry.KernelNode(
+        "m", "MatMul", {"T": dtypes.float32, "transpose_a": transpose_a, "transpose_b": transpose_b},
+        (dtypes.float32, dtypes.float32), (dtypes.float32,),
+    )  # fmt: skip
+    kernel = registry.create_kernel(node, "CPU")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 3) if transpose_a else (3, 4)).astype(np.float32)
+    b = rng.standard_normal((5, 4) if transpose_b else (4, 5)).astype(np.float32)
+    assert kernel.fast is not None
+    np.testing.assert_array_equal(kernel.fast(a, b), kernel.compute(a, b))
+    with pytest.raises(ValueError):  # a vector: the kernel is called, and says why
+        kernel.fast(a[0], b)

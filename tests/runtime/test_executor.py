@@ -681,6 +681,27 @@ async def test_a_fast_call_that_fails_gives_the_kernel_s_own_error(device: Devic
         await executor.run(bad)
 
 
+async def test_a_matmul_s_fast_call_that_fails_gives_the_kernel_s_own_error(
+    device: Device,
+) -> None:
+    """MatMul's fast function (made for its node's attrs) runs small products in compiled
+    programs; given a vector, the kernel runs and raises TensorFlow's words."""
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    y = b.add("_Arg", "y", T=F32, index=1)
+    b.add("MatMul", "mm", [(x, 0), (y, 0)], T=F32, transpose_a=False, transpose_b=True)
+    b.retval("mm")
+    executor = b.executor()
+    assert executor._program is not None and "f2(" in executor._program.source
+    a, w = np.ones((2, 3), np.float32), np.arange(12, dtype=np.float32).reshape(4, 3)
+    ok = StepContext(1, Rendezvous(), [a, w], [None], device)
+    await executor.run(ok)
+    np.testing.assert_array_equal(ok.retvals[0], a @ w.T)
+    bad = StepContext(1, Rendezvous(), [np.ones(3, np.float32), w], [None], device)
+    with pytest.raises(errors.InvalidArgumentError, match=r"^In\[0\] and In\[1\] has different"):
+        await executor.run(bad)
+
+
 async def test_a_chained_kernel_that_raises_cancelled_error_itself_fails_its_node(
     device: Device,
 ) -> None:
