@@ -746,6 +746,28 @@ def _spatial(ctx: InferenceContext, shape: TensorShape) -> tuple[list[int | None
     return list(shape), 0, (2 if nchw else 1), (1 if nchw else 3)
 
 
+def explicit_padding_error(
+    explicit_paddings: Sequence[int], padding: bytes, data_format: bytes
+) -> str | None:
+    """What TensorFlow's ``CheckValidPadding`` finds wrong with a 4-D op's paddings, or None."""
+    if padding != b"EXPLICIT":
+        if explicit_paddings:
+            return (
+                "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"
+            )
+        return None
+    if len(explicit_paddings) != 8:
+        return (
+            f"explicit_paddings attribute must contain 8 values, but got: {len(explicit_paddings)}"
+        )
+    if min(explicit_paddings) < 0:
+        return "All elements of explicit_paddings must be nonnegative"
+    c = 1 if data_format.startswith(b"NCHW") else 3
+    if any(explicit_paddings[i] for i in (0, 1, 2 * c, 2 * c + 1)):
+        return "Nonzero explicit padding in the batch or depth dimensions is not supported"
+    return None
+
+
 def _windowed(
     ctx: InferenceContext, shape: TensorShape, k: Sequence[int], out_c: int | None
 ) -> TensorShape:
@@ -753,6 +775,14 @@ def _windowed(
     strides = list(ctx.attrs.get("strides") or [1, 1, 1, 1])
     dilations = list(ctx.attrs.get("dilations") or [1, 1, 1, 1])
     padding = ctx.attrs.get("padding", b"VALID")
+    if padding == b"EXPLICIT":  # as TensorFlow's shape functions check them
+        wrong = explicit_padding_error(
+            list(ctx.attrs.get("explicit_paddings") or []),
+            padding,
+            ctx.attrs.get("data_format", b"NHWC"),
+        )
+        if wrong is not None:
+            raise ctx.invalid(wrong)
     explicit = list(ctx.attrs.get("explicit_paddings") or [0] * 8)
     out = list(dims)
     for i in range(2):

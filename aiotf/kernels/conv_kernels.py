@@ -26,6 +26,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
+from aiotf.framework.common_shapes import explicit_padding_error
 from aiotf.kernels.math_kernels import shape_str
 from aiotf.kernels.registry import NS_PER_ELEMENT, NS_PER_FLOP, input_elements, register_kernel
 
@@ -92,24 +93,15 @@ def _hw(values: Sequence[int], data_format: bytes, what: str, op: str) -> tuple[
 def _explicit(
     explicit_paddings: Sequence[int], padding: bytes, data_format: bytes
 ) -> tuple[Any, Any]:
-    """The (H, W) ``(before, after)`` pads of EXPLICIT padding, checked as TensorFlow's
-    ``CheckValidPadding`` checks them."""
+    """The (H, W) ``(before, after)`` pads of EXPLICIT padding, checked as TensorFlow checks
+    them (``CheckValidPadding``)."""
+    wrong = explicit_padding_error(explicit_paddings, padding, data_format)
+    if wrong is not None:
+        raise _invalid(wrong)
     if padding != b"EXPLICIT":
-        if explicit_paddings:
-            raise _invalid(
-                "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"
-            )
         return (0, 0), (0, 0)
-    if len(explicit_paddings) != 8:
-        raise _invalid(
-            f"explicit_paddings attribute must contain 8 values, but got: {len(explicit_paddings)}"
-        )
     p = [int(v) for v in explicit_paddings]
-    if min(p) < 0:
-        raise _invalid("All elements of explicit_paddings must be nonnegative")
-    h, c = (2, 1) if data_format.startswith(b"NCHW") else (1, 3)
-    if p[0] or p[1] or p[2 * c] or p[2 * c + 1]:
-        raise _invalid("Nonzero explicit padding in the batch or depth dimensions is not supported")
+    h = 2 if data_format.startswith(b"NCHW") else 1
     return (p[2 * h], p[2 * h + 1]), (p[2 * h + 2], p[2 * h + 3])
 
 

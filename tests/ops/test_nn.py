@@ -308,6 +308,11 @@ def test_conv_and_pool_attrs(graph: tf.Graph) -> None:
     assert tf.nn.leaky_relu(img, alpha=0.1).op.get_attr("alpha") == pytest.approx(0.1)
     with pytest.raises(ValueError, match="strides should be of length 1, 2 or 4"):
         tf.nn.conv2d(img, w, [1, 1, 1], "SAME")
+    # TF's shape function checks explicit paddings (CheckValidPadding) as the graph is built
+    with pytest.raises(ValueError, match="All elements of explicit_paddings must be nonnegative"):
+        tf.nn.conv2d(img, w, [1, 1, 1, 1], [[0, 0], [-1, 1], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match="Nonzero explicit padding in the batch or depth"):
+        tf.nn.conv2d(img, w, [1, 1, 1, 1], [[0, 0], [1, 1], [1, 1], [0, 1]])
 
 
 def test_fused_batch_norm_attrs(graph: tf.Graph) -> None:
