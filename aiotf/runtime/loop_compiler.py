@@ -113,8 +113,8 @@ class LoopItem(Protocol):
     is_control_trigger: bool
     num_outputs: int
     derefs: tuple[int, ...]
-    successors: list[int]
-    control_edges: list[int]
+    successors: tuple[int, ...]
+    control_edges: tuple[int, ...]
 
 
 class LoopFrame(Protocol):

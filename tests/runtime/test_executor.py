@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -679,6 +680,25 @@ async def test_a_fast_call_that_fails_gives_the_kernel_s_own_error(device: Devic
     )
     with pytest.raises(errors.InvalidArgumentError, match=r"^Incompatible shapes: \[2\] vs. \[3\]"):
         await executor.run(bad)
+
+
+def test_a_built_executor_s_edges_drop_out_of_the_garbage_collector_s_sight(
+    device: Device,
+) -> None:
+    """An executor's edges never change once built; as tuples of ints the collector stops
+    walking them, so a full collection in a process holding a big graph walks less."""
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    n = b.add("Neg", "n", [(x, 0)], T=F32)
+    b.add("AddV2", "a", [(x, 0), (x, 0)], [n], T=F32)
+    b.retval("a")
+    executor = b.executor()
+    gc.collect()
+    gc.collect()  # a tuple of tuples goes once its inner tuples have gone
+    for item in executor._items:
+        for edges in (item.successors, item.out_edges, item.data_edges, item.control_plan):
+            assert isinstance(edges, tuple) and not gc.is_tracked(edges), (item.node.name, edges)
+    assert executor._items[0].successors  # x feeds n and a: there was something to drop
 
 
 async def test_a_matmul_s_fast_call_that_fails_gives_the_kernel_s_own_error(
