@@ -12,18 +12,27 @@ busy with independent kernels (sixteen MatMuls side by side) has no idle thread:
 jobs. Outside a pool thread (an inline kernel, a direct call) the parts run one after another
 in the caller.
 
+Helpers start late: a pool thread asleep takes 30-80 us to wake on a VM, a good part of a
+0.3 ms product. A kernel that splits its work one part per thread (MatMul) therefore gives the
+calling thread, which starts at once, the longer first part (:func:`lead_bounds`), sized by how
+late this pool's helpers have been starting (``PoolLoad.helper_delay``) and how long the work
+will take (a :class:`Rate` the kernel keeps), so that the helpers are done just before it and it
+never sleeps waiting for them. The caller claims part 0 before it queues any helper, so a helper
+that happens to be awake cannot take the caller's part.
+
 State: ``_local.submit``/``_local.load`` are set once per pool thread (:func:`bind_worker`, the
 pool's thread initializer). A :class:`PoolLoad` counts the jobs submitted to one pool and not
-yet finished (``active``, queued or running); the device keeps it. A :class:`_Parts` is one
-call's shared state: ``next`` (the first unclaimed part), ``finished`` (parts done), ``error``
-(the first failure; no part is claimed after it). Invariant: a part is claimed exactly once,
-under the lock, and the caller returns only when ``finished`` equals the number of parts
-claimed.
+yet finished (``active``, queued or running), and averages its helpers' start delays; the
+device keeps it. A :class:`_Parts` is one call's shared state: ``next`` (the first unclaimed
+part), ``finished`` (parts done), ``error`` (the first failure; no part is claimed after it).
+Invariant: a part is claimed exactly once, under the lock, and the caller returns only when
+``finished`` equals the number of parts claimed.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,16 +40,30 @@ Submit = Callable[[Callable[[], None]], Any]
 
 _local = threading.local()
 
+# Weight of the newest sample in the running averages (helper delays, rates): about the last
+# eight matter, so a change of load shows within a few steps and one outlier moves little.
+AVERAGE_WEIGHT = 0.125
+# How many helper start delays the caller's part of a split outlasts the helpers' (lead_bounds):
+# one for the helpers' late start, one for the caller's own wake-up had it finished first and
+# slept. Measured on mlp: 0, 1, 1.5, 2 and 3 delays took 1006, 972, 950, 933 and 978 us a run.
+LEAD_DELAYS = 2.0
+
 
 class PoolLoad:
-    """The jobs submitted to one pool of ``threads`` threads and not finished yet."""
+    """The jobs submitted to one pool of ``threads`` threads and not finished yet, and how late
+    its helper jobs start (``helper_delay``: seconds from queueing to starting, averaged)."""
 
-    __slots__ = ("_lock", "active", "threads")
+    __slots__ = ("_lock", "active", "helper_delay", "threads")
 
     def __init__(self, threads: int) -> None:
         self.threads = threads
         self.active = 0
+        self.helper_delay = 0.0
         self._lock = threading.Lock()
+
+    def note_helper_delay(self, seconds: float) -> None:
+        # Unlocked: two helpers noting at once may lose one sample of an average.
+        self.helper_delay += (seconds - self.helper_delay) * AVERAGE_WEIGHT
 
     def enter(self) -> None:
         with self._lock:
@@ -82,16 +105,59 @@ def parallel_for(num_parts: int, part: Callable[[int], None]) -> None:
             part(i)
         return
     parts = _Parts(num_parts, part)
+    first = parts.claim()  # part 0 is the caller's: see lead_bounds
     submit: Submit = _local.submit
     for _ in range(helpers):
-        if not submit(parts.run):  # the pool is shutting down: do the parts here
+        if not submit(parts.help):  # the pool is shutting down: do the parts here
             break
-    parts.run()
+    parts.run(first)
     parts.wait()
 
 
+def lead_bounds(extent: int, parts: int, seconds: float) -> list[int]:
+    """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`parallel_for`, the first (the
+    calling thread's) longer than the others so that all end at about the same time.
+
+    ``seconds`` is how long the whole work would take one thread while the others work too. A
+    helper starts ``delay`` late (this pool's average); a caller that finishes first sleeps
+    until the helpers are done and takes about as long again to wake. So the helpers are planned
+    to finish ``delay`` before the caller: with ``k`` parts and ``lead = LEAD_DELAYS * delay``
+    the caller ends at ``E = (seconds + (k - 1) * lead) / k`` and each helper works ``E -
+    lead``; the caller's share is capped at ``2 / (k + 1)`` (two thirds of the work for two
+    threads). Without a measured delay (outside a pool, or none seen yet) the ranges are equal.
+    """
+    load: PoolLoad | None = getattr(_local, "load", None)
+    delay = 0.0 if load is None else load.helper_delay
+    share = 1.0 / parts
+    if parts > 1 and seconds > 0.0 and delay > 0.0:
+        caller_end = (seconds + (parts - 1) * LEAD_DELAYS * delay) / parts
+        share = min(caller_end / seconds, 2.0 / (parts + 1))
+    first = min(extent, max(extent // parts, round(extent * share)))
+    rest = extent - first
+    return (
+        [0, *(first + rest * i // (parts - 1) for i in range(parts))] if parts > 1 else [0, extent]
+    )
+
+
+class Rate:
+    """A running average of seconds per unit of work (a kernel's flops), from its parts' times:
+    what :func:`lead_bounds` needs to know how long a split will take."""
+
+    __slots__ = ("seconds_per_unit",)
+
+    def __init__(self, seconds_per_unit: float) -> None:
+        self.seconds_per_unit = seconds_per_unit  # the first guess, until parts have been timed
+
+    def seconds(self, units: float) -> float:
+        return units * self.seconds_per_unit
+
+    def note(self, units: float, seconds: float) -> None:
+        if units > 0:  # unlocked, as PoolLoad.note_helper_delay
+            self.seconds_per_unit += (seconds / units - self.seconds_per_unit) * AVERAGE_WEIGHT
+
+
 class _Parts:
-    __slots__ = ("_done", "_error", "_finished", "_lock", "_next", "_num", "_part")
+    __slots__ = ("_done", "_error", "_finished", "_lock", "_next", "_num", "_part", "_queued")
 
     def __init__(self, num_parts: int, part: Callable[[int], None]) -> None:
         self._num = num_parts
@@ -101,8 +167,9 @@ class _Parts:
         self._next = 0
         self._finished = 0
         self._error: BaseException | None = None
+        self._queued = time.perf_counter()  # when the helpers were (about to be) queued
 
-    def _claim(self) -> int:
+    def claim(self) -> int:
         """The next unclaimed part, or -1 when none is left (or a part failed)."""
         with self._lock:
             if self._next >= self._num or self._error is not None:
@@ -110,9 +177,18 @@ class _Parts:
             self._next += 1
             return self._next - 1
 
-    def run(self) -> None:
-        """Claim and run parts until none is left (the caller and every helper)."""
-        while (i := self._claim()) >= 0:
+    def help(self) -> None:
+        """A helper job: note how late it started (``PoolLoad.helper_delay``), then claim parts."""
+        load: PoolLoad | None = getattr(_local, "load", None)
+        if load is not None:
+            load.note_helper_delay(time.perf_counter() - self._queued)
+        self.run()
+
+    def run(self, first: int = -1) -> None:
+        """Run ``first`` (a part already claimed, if not -1), then claim and run parts until
+        none is left (the caller and every helper)."""
+        i = first if first >= 0 else self.claim()
+        while i >= 0:
             try:
                 self._part(i)
             except BaseException as exc:  # re-raised by the caller in wait()
@@ -122,6 +198,7 @@ class _Parts:
             with self._lock:
                 self._finished += 1
                 self._done.notify_all()
+            i = self.claim()
 
     def wait(self) -> None:
         """Block until every claimed part has finished; raise the first failure."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -135,6 +136,7 @@ def _matmul_cost(a: Any, b: Any) -> float:
 # (``intra_op.parallel_for``, single-threaded BLAS in each), in parts of at least PART_FLOPS.
 PARALLEL_MIN_FLOPS = 8e6
 PART_FLOPS = 4e6
+_SPLIT_RATE = intra_op.Rate(NS_PER_FLOP * 1e-9)  # seconds per flop of a part, measured
 
 
 def _matmul_fast_for(*, transpose_a: bool, transpose_b: bool) -> Callable[[Array, Array], Array]:
@@ -187,17 +189,21 @@ def matmul(a: Array, b: Array) -> Array:
     by_rows = m >= 2 * n or m >= 256
     extent = m if by_rows else n
     # One part per thread: four parts for two threads cost mlp's MatMuls ~3% more (a narrower
-    # product runs slower, and the helper's late start is not recovered by smaller parts).
+    # product runs slower, and the helper's late start is not recovered by smaller parts). The
+    # calling thread's part is the longer, by the helpers' start delay (intra_op.lead_bounds).
     parts = int(min(extent, workers, max(2, flops // PART_FLOPS)))
-    bounds = [extent * i // parts for i in range(parts + 1)]
+    bounds = intra_op.lead_bounds(extent, parts, _SPLIT_RATE.seconds(flops))
     out = np.empty((m, n), np.result_type(a, b))
+    clock = time.perf_counter
 
     def part(i: int) -> None:
         lo, hi = bounds[i], bounds[i + 1]
+        start = clock()
         if by_rows:
             np.matmul(a[lo:hi], b, out=out[lo:hi])
         else:
             np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+        _SPLIT_RATE.note(flops * (hi - lo) / extent, clock() - start)
 
     intra_op.parallel_for(parts, part)
     return out
@@ -500,18 +506,24 @@ def add_n(*inputs: Array) -> Array:
     # take ~1.3 ms of memory traffic on one core, so a large AddN shares it with idle threads.
     size = flat.size
     parts = 1 if size * len(inputs) < ADD_N_PARALLEL_MIN else intra_op.workers()
+    adds = size * (len(inputs) - 1)
+    bounds = intra_op.lead_bounds(size, parts, _ADD_N_RATE.seconds(adds))
+    clock = time.perf_counter
 
     def part(i: int) -> None:
-        lo, hi = size * i // parts, size * (i + 1) // parts
+        lo, hi = bounds[i], bounds[i + 1]
+        start = clock()
         np.add(views[0][lo:hi], views[1][lo:hi], out=flat[lo:hi])
         for x in views[2:]:
             np.add(flat[lo:hi], x[lo:hi], out=flat[lo:hi])
+        _ADD_N_RATE.note(adds * (hi - lo) / size, clock() - start)
 
     intra_op.parallel_for(parts, part)
     return out
 
 
 ADD_N_PARALLEL_MIN = 1 << 21  # input elements
+_ADD_N_RATE = intra_op.Rate(0.5e-9)  # seconds per element added, measured (first guess: 0.5 ns)
 
 
 @register_kernel("Select", cost=elementwise_cost)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 
@@ -14,6 +15,7 @@ from aiotf.devices.device import Device
 
 TASK = "/job:localhost/replica:0/task:0"
 STALL_S = 30.0  # generous: only a hang reaches it
+_T = TypeVar("_T")
 
 
 @pytest.fixture
@@ -72,15 +74,94 @@ async def test_a_busy_pool_runs_a_kernel_whole_in_its_own_thread(device: Device)
 
 async def test_a_failing_part_is_raised_and_stops_the_claiming(device: Device) -> None:
     ran: list[int] = []
+    lock = threading.Lock()
 
     def part(i: int) -> None:
-        ran.append(i)
-        if i == 0:
-            raise ValueError("part 0 failed")
+        with lock:
+            ran.append(i)
+            first = len(ran) == 1
+        if first:  # the caller's part 0, or a helper's part run before it
+            raise ValueError("the first part failed")
 
     def kernel() -> None:
         intra_op.parallel_for(50, part)
 
-    with pytest.raises(ValueError, match="part 0 failed"):
+    with pytest.raises(ValueError, match="the first part failed"):
         await device.run_in_pool(kernel)
-    assert 0 in ran and len(ran) < 50
+    assert len(ran) < 50  # parts claimed before the failure ran; none after it
+
+
+def _in_a_pool_thread(load: intra_op.PoolLoad, fn: Callable[[], _T], submit: intra_op.Submit) -> _T:
+    """``fn()`` in a fresh thread bound as a pool thread of ``load`` (jobs go to ``submit``)."""
+    result: list[_T] = []
+
+    def body() -> None:
+        intra_op.bind_worker(submit, load)
+        result.append(fn())
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join(STALL_S)
+    assert result, "the pool thread failed"
+    return result[0]
+
+
+def _no_pool(fn: Callable[[], None]) -> bool:
+    return False  # a pool shutting down: the caller does every part
+
+
+def test_without_a_measured_delay_the_ranges_are_equal() -> None:
+    assert intra_op.lead_bounds(10, 2, 1e-3) == [0, 5, 10]  # not a pool thread
+    load = intra_op.PoolLoad(2)
+    assert _in_a_pool_thread(load, lambda: intra_op.lead_bounds(9, 3, 1e-3), _no_pool) == [
+        0,
+        3,
+        6,
+        9,
+    ]
+
+
+def test_the_callers_range_is_longer_by_the_helpers_start_delay() -> None:
+    load = intra_op.PoolLoad(2)
+    load.helper_delay = 50e-6
+    # 1 ms of work, helpers 50 us late: the caller ends at (1000 + 2 * 50) / 2 = 550 us.
+    bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(1000, 2, 1e-3), _no_pool)
+    assert bounds == [0, 550, 1000]
+    # Three threads: the caller ends at (1000 + 2 * 2 * 50) / 3 = 400 us, helpers 300 us each.
+    bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(1000, 3, 1e-3), _no_pool)
+    assert bounds == [0, 400, 700, 1000]
+    # A delay as long as the work: the caller's share stops at two thirds (for two threads).
+    load.helper_delay = 1e-3
+    bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(300, 2, 1e-3), _no_pool)
+    assert bounds == [0, 200, 300]
+
+
+def test_the_caller_runs_part_0_and_a_helper_notes_its_delay() -> None:
+    load = intra_op.PoolLoad(2)
+    in_helper = threading.local()
+    ran: list[tuple[int, bool]] = []
+
+    def eager(fn: Callable[[], None]) -> bool:  # a helper that starts at once, before the caller
+        in_helper.yes = True
+        try:
+            fn()
+        finally:
+            in_helper.yes = False
+        return True
+
+    def kernel() -> None:
+        intra_op.parallel_for(3, lambda i: ran.append((i, getattr(in_helper, "yes", False))))
+
+    _in_a_pool_thread(load, lambda: kernel(), eager)
+    assert sorted(ran) == [(0, False), (1, True), (2, True)]  # the helper took all but part 0
+    assert load.helper_delay > 0.0
+
+
+def test_a_rate_averages_its_samples() -> None:
+    rate = intra_op.Rate(1e-9)
+    assert rate.seconds(1000) == pytest.approx(1e-6)
+    for _ in range(100):
+        rate.note(1000, 2e-6)
+    assert rate.seconds(1000) == pytest.approx(2e-6, rel=1e-3)
+    rate.note(0, 1.0)  # no work: no sample
+    assert rate.seconds(1000) == pytest.approx(2e-6, rel=1e-3)

@@ -131,6 +131,44 @@ async def test_a_large_add_n_sums_left_to_right_however_it_is_split(
     same(await run("AddN", strided), _left_to_right(strided), rtol=0)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(400, 400, 40), (24, 500, 515)])  # by rows; by columns
+def test_a_split_matmul_is_the_whole_product(monkeypatch, threads, shape) -> None:
+    # In a pool thread whose helpers start late: the caller's part is the longer one
+    # (intra_op.lead_bounds); helpers never come (the pool is closing), so it does every part.
+    import threading
+
+    from aiotf.devices import intra_op
+    from aiotf.kernels import math_kernels
+
+    m, k, n = shape
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((m, k)).astype(F32), rng.standard_normal((k, n)).astype(F32)
+    load = intra_op.PoolLoad(threads)
+    load.helper_delay = 0.2e-3
+    products, splits = [], []
+    lead_bounds = intra_op.lead_bounds
+
+    def spy(extent: int, parts: int, seconds: float) -> list[int]:
+        splits.append(lead_bounds(extent, parts, seconds))
+        return splits[-1]
+
+    monkeypatch.setattr(intra_op, "lead_bounds", spy)
+
+    def in_pool() -> None:
+        intra_op.bind_worker(lambda fn: False, load)
+        products.append((intra_op.workers(), math_kernels.matmul(a, b)))
+
+    thread = threading.Thread(target=in_pool)
+    thread.start()
+    thread.join()
+    ((workers, product),) = products
+    (bounds,) = splits
+    first, *rest = np.diff(bounds)
+    assert workers == threads + 1 and len(rest) == threads and first > max(rest)
+    np.testing.assert_array_equal(product, a @ b)
+
+
 def _left_to_right(xs: list[np.ndarray]) -> np.ndarray:
     total = xs[0] + xs[1]
     for x in xs[2:]:
