@@ -24,7 +24,7 @@ import numpy as np
 from aiotf.devices import blas, intra_op
 from aiotf.devices.allocator import TrackingAllocator
 from aiotf.devices.resource_mgr import ResourceMgr
-from aiotf.devices.threads import wait_for_thread
+from aiotf.devices.threads import run_in
 from aiotf.framework.device_spec import DeviceSpec
 from aiotf.proto import DeviceAttributes
 
@@ -103,7 +103,10 @@ class Device:
         re-raised once the thread has finished, never before. ``cancel``, if given, is set
         before that wait, for a long ``fn`` that looks at it to stop early.
         """
-        return await wait_for_thread(self._submit(self._get_pool(), fn, args), cancel)
+        return await run_in(self._queue, fn, *args, cancel=cancel)
+
+    def _queue(self, job: Callable[[], None]) -> None:
+        self._submit(self._get_pool(), job, ())
 
     def close(self) -> None:
         """Stop the thread pool (its threads are idle once every step has finished)."""

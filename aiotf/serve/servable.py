@@ -12,7 +12,6 @@ flight are cancelled, so a server drains its requests before closing it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 import aiotf
+from aiotf.devices import threads
 from aiotf.serve.predict import PredictRequest, make_response, parse_request
 from aiotf.serve.signature import DEFAULT_SIGNATURE, Signature
 
@@ -115,9 +115,4 @@ async def _maybe_in_thread(in_thread: bool, fn: Callable[..., _T], *args: Any) -
     """``fn(*args)``, in a worker thread if ``in_thread``; a cancelled wait lets it finish first."""
     if not in_thread:
         return fn(*args)
-    future = asyncio.get_running_loop().run_in_executor(None, fn, *args)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        await asyncio.wait([future])  # no thread outlives the request that started it
-        raise
+    return await threads.in_thread(fn, *args)  # no thread outlives the request that started it

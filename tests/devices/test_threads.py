@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from aiotf.devices.threads import in_thread, wait_for_thread
+from aiotf.devices.threads import in_thread, run_in
 
 STALL_S = 30.0  # generous: only a hang reaches it
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
@@ -26,7 +26,7 @@ async def test_a_cancelled_wait_lets_the_thread_finish_then_re_raises_once() -> 
         return 1
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        waiting = asyncio.ensure_future(wait_for_thread(pool.submit(job), cancel))
+        waiting = asyncio.ensure_future(run_in(pool.submit, job, cancel=cancel))
         await asyncio.to_thread(started.wait, STALL_S)
         waiting.cancel()
         await asyncio.sleep(0)
@@ -52,3 +52,14 @@ async def test_in_thread_runs_off_the_loop_with_the_caller_s_context() -> None:
 
     with pytest.raises(KeyError, match="missing"):
         await in_thread(fail)
+
+
+async def test_a_stop_iteration_in_the_thread_comes_back_as_a_runtime_error() -> None:
+    # A future cannot hold a StopIteration (asyncio refuses it): delivered as is, the awaiting
+    # task would never be woken.
+    def job() -> None:
+        raise StopIteration
+
+    with pytest.raises(RuntimeError, match="StopIteration") as raised:
+        await asyncio.wait_for(in_thread(job), STALL_S)
+    assert isinstance(raised.value.__cause__, StopIteration)
