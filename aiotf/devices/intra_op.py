@@ -114,9 +114,10 @@ def parallel_for(num_parts: int, part: Callable[[int], None]) -> None:
     parts.wait()
 
 
-def lead_bounds(extent: int, parts: int, seconds: float) -> list[int]:
+def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:
     """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`parallel_for`, the first (the
-    calling thread's) longer than the others so that all end at about the same time.
+    calling thread's) longer than the others so that all end at about the same time; every
+    inner bound the nearest multiple of ``align`` unless that would leave a part empty.
 
     ``seconds`` is how long the whole work would take one thread while the others work too. A
     helper starts ``delay`` late (this pool's average); a caller that finishes first sleeps
@@ -132,11 +133,17 @@ def lead_bounds(extent: int, parts: int, seconds: float) -> list[int]:
     if parts > 1 and seconds > 0.0 and delay > 0.0:
         caller_end = (seconds + (parts - 1) * LEAD_DELAYS * delay) / parts
         share = min(caller_end / seconds, 2.0 / (parts + 1))
+    if parts <= 1:
+        return [0, extent]
     first = min(extent, max(extent // parts, round(extent * share)))
     rest = extent - first
-    return (
-        [0, *(first + rest * i // (parts - 1) for i in range(parts))] if parts > 1 else [0, extent]
-    )
+    bounds = [0]
+    for i in range(parts - 1):
+        bound = first + rest * i // (parts - 1)
+        aligned = round(bound / align) * align
+        bounds.append(aligned if bounds[-1] < aligned < extent else bound)  # no part emptied
+    bounds.append(extent)
+    return bounds
 
 
 class Rate:

@@ -130,6 +130,14 @@ def test_the_callers_range_is_longer_by_the_helpers_start_delay() -> None:
     # Three threads: the caller ends at (1000 + 2 * 2 * 50) / 3 = 400 us, helpers 300 us each.
     bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(1000, 3, 1e-3), _no_pool)
     assert bounds == [0, 400, 700, 1000]
+    # In whole blocks: 550 is nearer 544 than 560; 400 and 700 nearer 400 and 704.
+    bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(1000, 2, 1e-3, 16), _no_pool)
+    assert bounds == [0, 544, 1000]
+    bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(1000, 3, 1e-3, 16), _no_pool)
+    assert bounds == [0, 400, 704, 1000]
+    # Too short to align: rounding 5 to 0 would leave the caller nothing to do.
+    bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(10, 2, 1e-3, 16), _no_pool)
+    assert bounds == [0, 6, 10]
     # A delay as long as the work: the caller's share stops at two thirds (for two threads).
     load.helper_delay = 1e-3
     bounds = _in_a_pool_thread(load, lambda: intra_op.lead_bounds(300, 2, 1e-3), _no_pool)

@@ -149,8 +149,8 @@ def test_a_split_matmul_is_the_whole_product(monkeypatch, threads, shape) -> Non
     products, splits = [], []
     lead_bounds = intra_op.lead_bounds
 
-    def spy(extent: int, parts: int, seconds: float) -> list[int]:
-        splits.append(lead_bounds(extent, parts, seconds))
+    def spy(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:
+        splits.append(lead_bounds(extent, parts, seconds, align))
         return splits[-1]
 
     monkeypatch.setattr(intra_op, "lead_bounds", spy)
@@ -166,6 +166,7 @@ def test_a_split_matmul_is_the_whole_product(monkeypatch, threads, shape) -> Non
     (bounds,) = splits
     first, *rest = np.diff(bounds)
     assert workers == threads + 1 and len(rest) == threads and first > max(rest)
+    assert all(b % math_kernels.PART_ALIGN == 0 for b in bounds[1:-1])
     np.testing.assert_array_equal(product, a @ b)
 
 
