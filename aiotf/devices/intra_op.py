@@ -13,7 +13,7 @@ jobs. Outside a pool thread (an inline kernel, a direct call) the parts run one 
 in the caller.
 
 Helpers start late: a pool thread asleep takes 30-80 us to wake on a VM, a good part of a
-0.3 ms product. A kernel that splits its work one part per thread (MatMul) therefore gives the
+0.3 ms product. A kernel that splits its work one part per thread (MatMul, AddN) gives the
 calling thread, which starts at once, the longer first part (:func:`lead_bounds`), sized by how
 late this pool's helpers have been starting (``PoolLoad.helper_delay``) and how long the work
 will take (a :class:`Rate` the kernel keeps), so that the helpers are done just before it and it
@@ -127,14 +127,14 @@ def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list
     lead``; the caller's share is capped at ``2 / (k + 1)`` (two thirds of the work for two
     threads). Without a measured delay (outside a pool, or none seen yet) the ranges are equal.
     """
+    if parts <= 1:
+        return [0, extent]
     load: PoolLoad | None = getattr(_local, "load", None)
     delay = 0.0 if load is None else load.helper_delay
     share = 1.0 / parts
-    if parts > 1 and seconds > 0.0 and delay > 0.0:
+    if seconds > 0.0 and delay > 0.0:
         caller_end = (seconds + (parts - 1) * LEAD_DELAYS * delay) / parts
         share = min(caller_end / seconds, 2.0 / (parts + 1))
-    if parts <= 1:
-        return [0, extent]
     first = min(extent, max(extent // parts, round(extent * share)))
     rest = extent - first
     bounds = [0]
