@@ -511,7 +511,8 @@ def add_n(*inputs: Array) -> Array:
     size = flat.size
     parts = 1 if size * len(inputs) < ADD_N_PARALLEL_MIN else intra_op.workers()
     adds = size * (len(inputs) - 1)
-    # Slices of whole cache lines: no line written by two threads.
+    # Slices of whole cache lines: no line written by two threads. Only split sums are timed
+    # (the rate is of a part while other threads work; a sum can also be empty).
     bounds = intra_op.lead_bounds(size, parts, _ADD_N_RATE.seconds(adds), 64 // out.itemsize or 1)
     clock = time.perf_counter
 
@@ -521,7 +522,8 @@ def add_n(*inputs: Array) -> Array:
         np.add(views[0][lo:hi], views[1][lo:hi], out=flat[lo:hi])
         for x in views[2:]:
             np.add(flat[lo:hi], x[lo:hi], out=flat[lo:hi])
-        _ADD_N_RATE.note(adds * (hi - lo) / size, clock() - start)
+        if parts > 1:
+            _ADD_N_RATE.note(adds * (hi - lo) / size, clock() - start)
 
     intra_op.parallel_for(parts, part)
     return out

@@ -112,6 +112,8 @@ async def test_add_n_and_empty(run, same) -> None:
     xs = [np.full((2, 2), i, I32) for i in range(3)]
     same(await run("AddN", xs), np.full((2, 2), 3, I32))
     same(await run("AddV2", [np.zeros((0, 3), F32), np.ones(3, F32)]), np.zeros((0, 3), F32))
+    empty = np.zeros((0, 3), F32)  # once a ZeroDivisionError timing the (empty) sum
+    same(await run("AddN", [empty, empty, empty]), empty)
     with pytest.raises(aiotf.errors.InvalidArgumentError, match="same size and shape"):
         await run("AddN", [np.ones(2, F32), np.ones(3, F32)])
 
