@@ -27,6 +27,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
 from aiotf.framework.common_shapes import explicit_padding_error
+from aiotf.kernels import winograd
 from aiotf.kernels.math_kernels import shape_str
 from aiotf.kernels.registry import NS_PER_ELEMENT, NS_PER_FLOP, input_elements, register_kernel
 
@@ -199,14 +200,15 @@ def _conv_cost(x: Any, w: Any) -> float:
 COLS_BLOCK_BYTES = 1 << 20
 
 
-def _row_blocks(n: int, oh: int, row_bytes: int) -> list[tuple[int, int, int, int]]:
-    """``(n0, n1, h0, h1)``: blocks of whole images, or of one image's output rows, whose
-    im2col columns take about COLS_BLOCK_BYTES (at least two blocks per pool thread)."""
+def _row_blocks(n: int, oh: int, row_bytes: int, budget: int) -> list[tuple[int, int, int, int]]:
+    """``(n0, n1, h0, h1)``: blocks of whole images, or of one image's rows (of outputs, or of
+    Winograd tiles), whose working set takes about ``budget`` bytes (at least two blocks per
+    pool thread)."""
     image = max(oh * row_bytes, 1)
-    if image <= COLS_BLOCK_BYTES:
-        per = min(COLS_BLOCK_BYTES // image, max(1, -(-n // (2 * intra_op.workers()))))
+    if image <= budget:
+        per = min(budget // image, max(1, -(-n // (2 * intra_op.workers()))))
         return [(i, min(i + per, n), 0, oh) for i in range(0, n, per)]
-    rows = max(1, COLS_BLOCK_BYTES // max(row_bytes, 1))
+    rows = max(1, budget // max(row_bytes, 1))
     return [(i, i + 1, h, min(h + rows, oh)) for i in range(n) for h in range(0, oh, rows)]
 
 
@@ -215,7 +217,7 @@ def _conv_gemm(windows: Array, wmat: Array, out: Array) -> None:
     n, oh, ow = out.shape[:3]
     depth, out_c = wmat.shape
     rows = out.reshape(n * oh * ow, out_c)
-    blocks = _row_blocks(n, oh, ow * depth * wmat.itemsize)
+    blocks = _row_blocks(n, oh, ow * depth * wmat.itemsize, COLS_BLOCK_BYTES)
 
     one_channel = windows.shape[5] == 1
 
@@ -234,6 +236,44 @@ def _conv_gemm(windows: Array, wmat: Array, out: Array) -> None:
             np.matmul(cols.reshape(-1, depth), wmat, out=rows[first:last])
 
     intra_op.parallel_for(len(blocks), block)
+
+
+# A block of Winograd tiles: its input tiles, their two transforms and the products (measured on
+# the cnn's second convolution and 3x3 layers of 32-128 channels: 1-2 MiB was fastest); but at
+# least BLOCK_TILES tiles, the rows of each block's matmuls, which read the whole transformed
+# filter (wide layers: 512 channels in and out make it 36 MiB).
+TILES_BLOCK_BYTES = 3 << 19
+BLOCK_TILES = 32
+
+
+def _winograd_conv(
+    xn: Array, f: Array, pads: tuple[tuple[int, int], tuple[int, int]], out_hw: tuple[int, int]
+) -> Array:
+    """The stride-1 convolution of NHWC ``xn`` by ``f`` (both float32) by Winograd's method
+    (:mod:`aiotf.kernels.winograd`), in blocks of tiles shared with the pool's idle threads."""
+    n, h, w, c = xn.shape
+    kh, kw, _, out_c = f.shape
+    (oh, ow), m = out_hw, winograd.TILE
+    th, tw = winograd.tiles(out_hw)
+    ah, aw = m + kh - 1, m + kw - 1
+    # Padded as TensorFlow pads, and on to whole tiles (the outputs past oh, ow are dropped).
+    (top, _), (left, _) = pads
+    xp = np.zeros((n, th * m + kh - 1, tw * m + kw - 1, c), np.float32)
+    xp[:, top : top + h, left : left + w] = xn
+    tiles = sliding_window_view(xp, (ah, aw), axis=(1, 2))[:, ::m, ::m]  # N, TH, TW, C, ah, aw
+    out = np.empty((n, th * m, tw * m, out_c), np.float32)
+    out_tiles = out.reshape(n, th, m, tw, m, out_c)
+    u = winograd.filter_transform(f)
+    tile_bytes = ah * aw * (3 * c + 2 * out_c) * 4
+    budget = max(TILES_BLOCK_BYTES, BLOCK_TILES * tile_bytes)
+    blocks = _row_blocks(n, th, tw * tile_bytes, budget)
+
+    def block(b: int) -> None:
+        n0, n1, t0, t1 = blocks[b]
+        winograd.convolve(tiles[n0:n1, t0:t1], u, out_tiles[n0:n1, t0:t1])
+
+    intra_op.parallel_for(len(blocks), block)
+    return out[:, :oh, :ow]
 
 
 @register_kernel("Conv2D", types={"T": (*_CONV_TYPES, dtypes.int32)}, cost=_conv_cost)
@@ -264,6 +304,9 @@ def conv2d(
     ct = _compute_dtype(x.dtype)
     if not n * oh * ow * out_c * kh * kw:
         return _from_nhwc(np.zeros((n, oh, ow, out_c), x.dtype), data_format)
+    if groups == 1 and s == d == (1, 1) and winograd.suits(n, (oh, ow), f.shape, ct):
+        out = _winograd_conv(xn, f.astype(ct, copy=False), pads, (oh, ow))
+        return _from_nhwc(out.astype(x.dtype, copy=False), data_format)
     out = np.empty((n, oh, ow, out_c), ct)
     windows = _windows(_padded(xn, pads), k, s, d, (oh, ow))  # (N, OH, OW, KH, KW, C)
     if groups == 1:

@@ -1,0 +1,169 @@
+"""Winograd convolutions (F(4x4, 3x3) and F(4x4, 5x5)): the transforms, and Conv2D through them
+checked against naive loops, in blocks, and the cases that keep im2col."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import aiotf
+from aiotf.kernels import conv_kernels, winograd
+from tests.kernels.test_nn_kernels import naive_conv
+
+F32 = np.float32
+
+
+@pytest.fixture
+def convolved(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The shapes of the tile blocks ``winograd.convolve`` was called on."""
+    calls: list[tuple[int, ...]] = []
+    real = winograd.convolve
+
+    def spy(tiles: Any, u: Any, out: Any) -> None:
+        calls.append(tiles.shape)
+        real(tiles, u, out)
+
+    monkeypatch.setattr(winograd, "convolve", spy)
+    monkeypatch.delenv("AIOTF_WINOGRAD", raising=False)
+    return calls
+
+
+@pytest.mark.parametrize("r", [3, 5])
+def test_the_transforms_compute_a_correlation(r: int) -> None:
+    at, g, bt = winograd.transforms(4, r)
+    assert at.shape == (4, r + 3) and g.shape == (r + 3, r) and bt.shape == (r + 3, r + 3)
+    rng = np.random.default_rng(r)
+    for _ in range(5):
+        taps, inputs = rng.standard_normal(r), rng.standard_normal(r + 3)
+        got = at.astype(float) @ ((g.astype(float) @ taps) * (bt.astype(float) @ inputs))
+        np.testing.assert_allclose(got, np.correlate(inputs, taps, "valid"), rtol=1e-5, atol=1e-6)
+
+
+def conv(x: Any, f: Any, padding: bytes = b"SAME", **attrs: Any) -> Any:
+    return conv_kernels.conv2d(
+        x,
+        f,
+        strides=attrs.get("strides", [1, 1, 1, 1]),
+        padding=padding,
+        explicit_paddings=attrs.get("explicit_paddings", []),
+        data_format=attrs.get("data_format", b"NHWC"),
+        dilations=attrs.get("dilations", [1, 1, 1, 1]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("xs", "fs", "padding"),
+    [
+        ((2, 9, 11, 16), (3, 3, 16, 16), "SAME"),  # 3x3 tiles; the last row and column overhang
+        ((2, 12, 12, 16), (5, 5, 16, 24), "SAME"),  # whole tiles
+        ((3, 13, 10, 17), (5, 3, 17, 16), "VALID"),  # 5x3: a different transform per axis
+    ],
+)
+def test_conv2d_by_winograd_matches_naive_loops(
+    convolved: list[tuple[int, ...]], xs: Any, fs: Any, padding: str
+) -> None:
+    rng = np.random.default_rng(2)
+    x, f = rng.standard_normal(xs).astype(F32), rng.standard_normal(fs).astype(F32)
+    got = conv(x, f, padding.encode())
+    assert convolved, "im2col ran instead"
+    want = naive_conv(x.astype(np.float64), f.astype(np.float64), (1, 1), (1, 1), padding)
+    assert got.dtype == F32 and got.shape == want.shape and got.flags.c_contiguous
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * np.abs(want).max())
+
+
+def test_explicit_padding_nchw_and_half_precision_go_through_winograd_too(
+    convolved: list[tuple[int, ...]],
+) -> None:
+    rng = np.random.default_rng(3)
+    x, f = rng.standard_normal((2, 12, 10, 16)).astype(F32), rng.standard_normal((3, 3, 16, 16))
+    f = f.astype(F32)
+    pads = [0, 0, 2, 0, 1, 3, 0, 0]  # top 2, bottom 0, left 1, right 3
+    padded = np.pad(x, ((0, 0), (2, 0), (1, 3), (0, 0))).astype(np.float64)
+    want = naive_conv(padded, f.astype(np.float64), (1, 1), (1, 1), "VALID")
+    tol = {"rtol": 1e-4, "atol": 2e-5 * np.abs(want).max()}
+    np.testing.assert_allclose(conv(x, f, b"EXPLICIT", explicit_paddings=pads), want, **tol)
+    nchw = conv(
+        np.transpose(x, (0, 3, 1, 2)),
+        f,
+        b"EXPLICIT",
+        explicit_paddings=[0, 0, 0, 0, 2, 0, 1, 3],
+        data_format=b"NCHW",
+    )
+    np.testing.assert_allclose(np.transpose(nchw, (0, 2, 3, 1)), want, **tol)
+    half = conv(x.astype(np.float16), f.astype(np.float16), b"EXPLICIT", explicit_paddings=pads)
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half, want, rtol=1e-2, atol=1e-2 * np.abs(want).max())
+    assert len(convolved) == 3 * 2  # three convolutions, two blocks (one an image) each
+
+
+def test_blocks_of_tile_rows_cover_every_tile(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(4)
+    x, f = rng.standard_normal((3, 11, 9, 16)).astype(F32), rng.standard_normal((5, 5, 16, 16))
+    f = f.astype(F32)
+    whole = conv(x, f)
+    assert convolved == [(2, 3, 3, 16, 8, 8), (1, 3, 3, 16, 8, 8)]  # two blocks at least
+    monkeypatch.setattr(conv_kernels, "TILES_BLOCK_BYTES", 1)
+    monkeypatch.setattr(conv_kernels, "BLOCK_TILES", 1)
+    in_rows = conv(x, f)
+    assert convolved[2:] == [(1, 1, 3, 16, 8, 8)] * 9  # one tile row of one image a block
+    np.testing.assert_array_equal(in_rows, whole)
+
+
+@pytest.mark.parametrize(
+    ("why", "xs", "fs", "dtype", "attrs"),
+    [
+        ("float64", (2, 12, 12, 16), (3, 3, 16, 16), np.float64, {}),
+        ("int32", (2, 12, 12, 16), (3, 3, 16, 16), np.int32, {}),
+        ("strided", (2, 24, 24, 16), (3, 3, 16, 16), F32, {"strides": [1, 2, 2, 1]}),
+        ("dilated", (2, 12, 12, 16), (3, 3, 16, 16), F32, {"dilations": [1, 2, 2, 1]}),
+        ("grouped", (2, 12, 12, 32), (3, 3, 16, 16), F32, {}),
+        ("few channels", (2, 12, 12, 8), (3, 3, 8, 16), F32, {}),
+        ("7x7 filter", (2, 12, 12, 16), (7, 7, 16, 16), F32, {}),
+        ("few tiles", (1, 8, 8, 16), (3, 3, 16, 16), F32, {}),
+        ("a transformed filter too big", (2, 12, 12, 512), (3, 3, 512, 512), F32, {}),
+    ],
+)
+def test_convolutions_winograd_does_not_suit_keep_im2col(
+    convolved: list[tuple[int, ...]], why: str, xs: Any, fs: Any, dtype: Any, attrs: Any
+) -> None:
+    rng = np.random.default_rng(5)
+    x, f = (rng.standard_normal(s).astype(dtype) for s in (xs, fs))
+    conv(x, f, **attrs)
+    assert not convolved, why
+
+
+def test_aiotf_winograd_0_turns_it_off(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(6)
+    x, f = rng.standard_normal((2, 12, 12, 16)).astype(F32), rng.standard_normal((3, 3, 16, 16))
+    f = f.astype(F32)
+    monkeypatch.setenv("AIOTF_WINOGRAD", "0")
+    off = conv(x, f)
+    assert not convolved
+    monkeypatch.setenv("AIOTF_WINOGRAD", "1")
+    on = conv(x, f)
+    assert convolved
+    np.testing.assert_allclose(on, off, rtol=1e-4, atol=2e-5 * np.abs(off).max())
+
+
+async def test_a_session_runs_a_constant_filter_through_winograd_in_its_pool(
+    convolved: list[tuple[int, ...]],
+) -> None:
+    rng = np.random.default_rng(7)
+    x, f = rng.standard_normal((8, 16, 16, 16)).astype(F32), rng.standard_normal((3, 3, 16, 32))
+    f = f.astype(F32)
+    g = aiotf.Graph()
+    with g.as_default():
+        p = aiotf.placeholder(aiotf.float32, [None, 16, 16, 16])
+        y = aiotf.nn.relu(aiotf.nn.conv2d(p, aiotf.constant(f), [1, 1, 1, 1], "SAME"))
+    config = aiotf.ConfigProto(inter_op_parallelism_threads=2)
+    async with aiotf.Session(graph=g, config=config) as sess:
+        got = await sess.run(y, {p: x})
+    assert convolved
+    want = np.maximum(naive_conv(x, f, (1, 1), (1, 1), "SAME"), 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * np.abs(want).max())
