@@ -10,7 +10,9 @@ the filter with one float32 matmul written straight into the output. Blocks are 
 im2col matrix stays in a core's L2 cache (COLS_BLOCK_BYTES) between the copy and the matmul
 that reads it back — copying all windows at once streams tens of MiB through memory — and in a
 pool thread the blocks are shared with the pool's idle threads (``intra_op.parallel_for``):
-the batch, then output rows, split across cores. Depthwise convolution and pooling are
+the batch, then output rows, split across cores. A stride-1 float32 convolution with 3x3 or 5x5
+filters and enough channels goes by Winograd's method instead (:mod:`aiotf.kernels.winograd`),
+in blocks of tiles shared the same way. Depthwise convolution and pooling are
 memory-bound: they combine the kh*kw strided "tap" views of the input (one multiply-add, max or
 add per tap over the whole output) instead of materializing windows.
 """
