@@ -1,8 +1,10 @@
 """Winograd convolutions (F(4x4, 3x3) and F(4x4, 5x5)): the transforms, and Conv2D through them
-checked against naive loops, in blocks, and the cases that keep im2col."""
+checked against naive loops and TensorFlow's recorded answers, in blocks, and the cases that keep
+im2col."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -167,3 +169,24 @@ async def test_a_session_runs_a_constant_filter_through_winograd_in_its_pool(
     assert convolved
     want = np.maximum(naive_conv(x, f, (1, 1), (1, 1), "SAME"), 0)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * np.abs(want).max())
+
+
+RECORDED = np.load(Path(__file__).parent / "data" / "winograd_tf.npz", allow_pickle=False)
+
+
+@pytest.mark.parametrize(
+    ("case", "padding"), [("3x3_same", b"SAME"), ("5x5_same", b"SAME"), ("5x3_valid", b"VALID")]
+)
+def test_winograd_stays_within_2e_5_of_tensorflows_own_answers(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch, case: str, padding: bytes
+) -> None:
+    # TensorFlow's answers (oneDNN's direct convolution) recorded by data/record_tf_graphs.py.
+    x, w, want = (RECORDED[f"{case}/{key}"] for key in ("x", "w", "expect"))
+    scale = np.abs(want).max()
+    got = conv(x, w, padding)
+    assert convolved and got.shape == want.shape
+    winograd_error = np.abs(got - want).max() / scale
+    assert winograd_error < 2e-5
+    monkeypatch.setenv("AIOTF_WINOGRAD", "0")
+    im2col_error = np.abs(conv(x, w, padding) - want).max() / scale
+    assert im2col_error < 1e-6 < winograd_error  # the precision Winograd's method trades

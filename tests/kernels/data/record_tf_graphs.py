@@ -101,6 +101,25 @@ def error_words(e: Any) -> str:
     return "\n".join(lines[start:end])
 
 
+def winograd_convolutions() -> None:
+    """``winograd_tf.npz``: TensorFlow's Conv2D (oneDNN, direct) on shapes aiotf computes by
+    Winograd's method, as ``<case>/x``, ``<case>/w`` and ``<case>/expect``."""
+    rng = np.random.default_rng(2026)
+    arrays: dict[str, Any] = {}
+    for case, xs, ws, padding in (
+        ("3x3_same", (2, 9, 10, 16), (3, 3, 16, 16), "SAME"),
+        ("5x5_same", (2, 12, 12, 16), (5, 5, 16, 32), "SAME"),
+        ("5x3_valid", (2, 13, 11, 16), (5, 3, 16, 16), "VALID"),
+    ):
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[:3]))).astype(np.float32)
+        g = tf.Graph()
+        with g.as_default(), tf1.Session(graph=g) as sess:
+            out = tf1.nn.conv2d(tf.constant(x), tf.constant(w), [1, 1, 1, 1], padding)
+            arrays.update({f"{case}/x": x, f"{case}/w": w, f"{case}/expect": sess.run(out)})
+    np.savez(HERE / "winograd_tf.npz", **arrays)
+
+
 def main() -> None:
     cases: dict[str, Any] = {}
     for build in (atrous_depthwise_dynamic, atrous_depthwise_valid, sparse_xent_unknown_shapes,
@@ -125,6 +144,7 @@ def main() -> None:
         np.savez(HERE / f"{name}.npz", **arrays)
         cases[name] = {"fetch": out.name, "steps": record}
     (HERE / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
+    winograd_convolutions()
 
 
 if __name__ == "__main__":
