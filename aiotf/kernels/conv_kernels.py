@@ -250,9 +250,10 @@ BLOCK_TILES = 32
 
 def _winograd_conv(
     xn: Array, f: Array, pads: tuple[tuple[int, int], tuple[int, int]], out_hw: tuple[int, int]
-) -> Array:
+) -> Array | None:
     """The stride-1 convolution of NHWC ``xn`` by ``f`` (both float32) by Winograd's method
-    (:mod:`aiotf.kernels.winograd`), in blocks of tiles shared with the pool's idle threads."""
+    (:mod:`aiotf.kernels.winograd`), in blocks of tiles shared with the pool's idle threads;
+    None when an output came out infinite or NaN (the direct way has the exact answer)."""
     n, h, w, c = xn.shape
     kh, kw, _, out_c = f.shape
     (oh, ow), m = out_hw, winograd.TILE
@@ -274,7 +275,11 @@ def _winograd_conv(
         n0, n1, t0, t1 = blocks[b]
         winograd.convolve(tiles[n0:n1, t0:t1], u, out_tiles[n0:n1, t0:t1])
 
-    intra_op.parallel_for(len(blocks), block)
+    try:
+        with np.errstate(invalid="ignore", over="ignore"):
+            intra_op.parallel_for(len(blocks), block)
+    except winograd.NotFinite:
+        return None
     return out[:, :oh, :ow]
 
 
@@ -307,8 +312,9 @@ def conv2d(
     if not n * oh * ow * out_c * kh * kw:
         return _from_nhwc(np.zeros((n, oh, ow, out_c), x.dtype), data_format)
     if groups == 1 and s == d == (1, 1) and winograd.suits(n, (oh, ow), f.shape, ct):
-        out = _winograd_conv(xn, f.astype(ct, copy=False), pads, (oh, ow))
-        return _from_nhwc(out.astype(x.dtype, copy=False), data_format)
+        by_tiles = _winograd_conv(xn, f.astype(ct, copy=False), pads, (oh, ow))
+        if by_tiles is not None:
+            return _from_nhwc(by_tiles.astype(x.dtype, copy=False), data_format)
     out = np.empty((n, oh, ow, out_c), ct)
     windows = _windows(_padded(xn, pads), k, s, d, (oh, ow))  # (N, OH, OW, KH, KW, C)
     if groups == 1:

@@ -190,3 +190,20 @@ def test_winograd_stays_within_2e_5_of_tensorflows_own_answers(
     monkeypatch.setenv("AIOTF_WINOGRAD", "0")
     im2col_error = np.abs(conv(x, w, padding) - want).max() / scale
     assert im2col_error < 1e-6 < winograd_error  # the precision Winograd's method trades
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan, 3e37])
+def test_a_non_finite_output_is_redone_directly_with_tensorflows_infinities_and_nans(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch, bad: float
+) -> None:
+    # Winograd's transforms spread one infinite input over its whole tile as NaN (and can
+    # overflow a huge finite one); the direct convolution's answer is the exact one.
+    rng = np.random.default_rng(8)
+    x, f = rng.standard_normal((2, 12, 12, 16)).astype(F32), rng.standard_normal((3, 3, 16, 16))
+    f = f.astype(F32)
+    x[1, 5, 6, 3] = bad
+    got = conv(x, f)
+    assert convolved  # tried, then redone
+    monkeypatch.setenv("AIOTF_WINOGRAD", "0")
+    want = conv(x, f)
+    np.testing.assert_array_equal(got, want)  # NaN where TensorFlow has NaN, inf where inf
