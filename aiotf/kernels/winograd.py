@@ -22,8 +22,8 @@ polynomial of ``n`` coefficients at the points, ``G = E_r``, ``AT = E_m^T`` and
 leading coefficient): small ones keep the matrices' entries small, so float32 loses little.
 It still loses more than im2col: against float64, the largest error is 3e-6 to 2e-5 of the
 largest output (16 to 256 channels; more channels, more error), where im2col's is under 1e-6
-(cuDNN's Winograd kernels make the same trade on TensorFlow's GPUs). ``AIOTF_WINOGRAD=0`` in the
-environment turns it off.
+(cuDNN's Winograd kernels make the same trade on TensorFlow's GPUs). Infinities and NaNs are
+not traded: see :class:`NotFinite`. ``AIOTF_WINOGRAD=0`` in the environment turns it off.
 """
 
 from __future__ import annotations
