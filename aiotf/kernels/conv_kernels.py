@@ -263,7 +263,7 @@ def _winograd_conv(
     (top, _), (left, _) = pads
     xp = np.zeros((n, th * m + kh - 1, tw * m + kw - 1, c), np.float32)
     xp[:, top : top + h, left : left + w] = xn
-    tiles = sliding_window_view(xp, (ah, aw), axis=(1, 2))[:, ::m, ::m]  # N, TH, TW, C, ah, aw
+    in_tiles = sliding_window_view(xp, (ah, aw), axis=(1, 2))[:, ::m, ::m]  # N, TH, TW, C, ah, aw
     out = np.empty((n, th * m, tw * m, out_c), np.float32)
     out_tiles = out.reshape(n, th, m, tw, m, out_c)
     u = winograd.filter_transform(f)
@@ -273,7 +273,7 @@ def _winograd_conv(
 
     def block(b: int) -> None:
         n0, n1, t0, t1 = blocks[b]
-        winograd.convolve(tiles[n0:n1, t0:t1], u, out_tiles[n0:n1, t0:t1])
+        winograd.convolve(in_tiles[n0:n1, t0:t1], u, out_tiles[n0:n1, t0:t1])
 
     try:
         with np.errstate(invalid="ignore", over="ignore"):
