@@ -10,6 +10,7 @@ import numpy as np
 from aiotf.framework import dtypes, errors
 from aiotf.framework import strided_slice as slice_spec
 from aiotf.kernels import array_costs as costs
+from aiotf.kernels import derived
 from aiotf.kernels.registry import (
     NS_PER_ELEMENT,
     NS_PER_FOUND,
@@ -25,7 +26,7 @@ Array = np.ndarray[Any, Any]
 
 @register_kernel("Const")
 def const(*, value: Array) -> Array:
-    value.flags.writeable = False  # shared by every run: consumers must never write into it
+    derived.freeze(value)  # shared by every run: consumers must never write into it
     return value
 
 

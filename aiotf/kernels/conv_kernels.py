@@ -266,18 +266,26 @@ def _winograd_conv(
     in_tiles = sliding_window_view(xp, (ah, aw), axis=(1, 2))[:, ::m, ::m]  # N, TH, TW, C, ah, aw
     out = np.empty((n, th * m, tw * m, out_c), np.float32)
     out_tiles = out.reshape(n, th, m, tw, m, out_c)
-    u = winograd.filter_transform(f)
+    u = winograd.transformed_filter(f)
     tile_bytes = ah * aw * (3 * c + 2 * out_c) * 4
     budget = max(TILES_BLOCK_BYTES, BLOCK_TILES * tile_bytes)
     blocks = _row_blocks(n, th, tw * tile_bytes, budget)
+    # Fewer blocks than threads (one image of few tiles, wide channels): the output channels
+    # are split too, each part reading its share of the transformed filter (and transforming
+    # the block's input tiles again, a small cost beside the products).
+    k_parts = max(1, min(-(-intra_op.workers() // len(blocks)), out_c // winograd.MIN_CHANNELS))
+    k_bounds = [out_c * i // k_parts for i in range(k_parts + 1)]
 
     def block(b: int) -> None:
-        n0, n1, t0, t1 = blocks[b]
-        winograd.convolve(in_tiles[n0:n1, t0:t1], u, out_tiles[n0:n1, t0:t1])
+        (n0, n1, t0, t1), k = blocks[b // k_parts], b % k_parts
+        k0, k1 = k_bounds[k], k_bounds[k + 1]
+        winograd.convolve(
+            in_tiles[n0:n1, t0:t1], u[:, :, k0:k1], out_tiles[n0:n1, t0:t1, ..., k0:k1]
+        )
 
     try:
         with np.errstate(invalid="ignore", over="ignore"):
-            intra_op.parallel_for(len(blocks), block)
+            intra_op.parallel_for(len(blocks) * k_parts, block)
     except winograd.NotFinite:
         return None
     return out[:, :oh, :ow]
@@ -311,7 +319,7 @@ def conv2d(
     ct = _compute_dtype(x.dtype)
     if not n * oh * ow * out_c * kh * kw:
         return _from_nhwc(np.zeros((n, oh, ow, out_c), x.dtype), data_format)
-    if groups == 1 and s == d == (1, 1) and winograd.suits(n, (oh, ow), f.shape, ct):
+    if groups == 1 and s == d == (1, 1) and winograd.suits(n, (oh, ow), f, ct):
         by_tiles = _winograd_conv(xn, f.astype(ct, copy=False), pads, (oh, ow))
         if by_tiles is not None:
             return _from_nhwc(by_tiles.astype(x.dtype, copy=False), data_format)

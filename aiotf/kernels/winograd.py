@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from aiotf.kernels import derived
+
 Array = np.ndarray[Any, Any]
 
 TILE = 4  # outputs per tile side: F(4, 3) and F(4, 5) (larger tiles lose more precision)
@@ -42,11 +44,12 @@ POINTS = (0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5)  # and infinity
 # Below this many input or output channels, the transforms cost more than the products saved
 # (measured: 16 channels break even for 3x3 filters, win for 5x5).
 MIN_CHANNELS = 16
-# The transformed filter is made on every call (9 ms for 512 x 512 channels of 3x3) and read by
-# every block: a few tiles do not pay for it, nor does one too big to stay in cache (measured:
+# A few tiles do not pay for the transforms (16 tiles of 3x3 by 256 x 256 channels broke even).
+# The transformed filter of a constant is made once (:mod:`aiotf.kernels.derived`); any other is
+# made on every call, which does not pay when it is big (9 ms for 512 x 512 channels of 3x3;
 # 512 x 512 channels on 14x14 outputs, 1-2 images, were slower than im2col).
 MIN_TILES = 16
-MAX_FILTER_BYTES = 16 << 20
+MAX_FILTER_BYTES = 16 << 20  # of a transformed filter made on every call
 
 
 def enabled() -> bool:
@@ -59,21 +62,30 @@ def tiles(out_hw: tuple[int, int]) -> tuple[int, int]:
     return -(-out_hw[0] // TILE), -(-out_hw[1] // TILE)
 
 
-def suits(n: int, out_hw: tuple[int, int], filter_shape: tuple[int, ...], dtype: Any) -> bool:
-    """Whether a stride-1, undilated, ungrouped convolution of ``n`` images is faster by
-    Winograd's method: a float32 one, with 3 or 5 taps a side, channels enough, tiles enough,
-    and a transformed filter that stays in cache."""
-    kh, kw, in_c, out_c = filter_shape
+def suits(n: int, out_hw: tuple[int, int], f: Array, dtype: Any) -> bool:
+    """Whether a stride-1, undilated, ungrouped convolution of ``n`` images by ``f`` is faster
+    by Winograd's method: a float32 one, with 3 or 5 taps a side, channels enough, tiles enough,
+    and a transformed filter made once (a constant's) or small."""
+    kh, kw, in_c, out_c = f.shape
     th, tw = tiles(out_hw)
-    return (
+    if not (
         dtype == np.float32
         and kh in FILTER_SIZES
         and kw in FILTER_SIZES
         and min(in_c, out_c) >= MIN_CHANNELS
         and n * th * tw >= MIN_TILES
-        and (TILE + kh - 1) * (TILE + kw - 1) * in_c * out_c * 4 <= MAX_FILTER_BYTES
         and enabled()
+    ):
+        return False
+    nbytes = (TILE + kh - 1) * (TILE + kw - 1) * in_c * out_c * 4
+    return nbytes <= MAX_FILTER_BYTES or (
+        f.dtype == np.float32 and derived.frozen(f) and derived.room(nbytes)
     )
+
+
+def transformed_filter(f: Array) -> Array:
+    """:func:`filter_transform` of ``f``, made once for a constant (see ``derived``)."""
+    return derived.derived("winograd", f, filter_transform)
 
 
 def _evaluation(points: Array, n: int) -> Array:

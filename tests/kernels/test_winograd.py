@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import aiotf
+from aiotf.devices import intra_op
 from aiotf.kernels import conv_kernels, winograd
 from tests.kernels.test_nn_kernels import naive_conv
 
@@ -207,3 +208,68 @@ def test_a_non_finite_output_is_redone_directly_with_tensorflows_infinities_and_
     monkeypatch.setenv("AIOTF_WINOGRAD", "0")
     want = conv(x, f)
     np.testing.assert_array_equal(got, want)  # NaN where TensorFlow has NaN, inf where inf
+
+
+async def test_a_constant_filter_is_transformed_once_and_a_fed_one_every_run(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[tuple[int, ...]] = []
+    real = winograd.filter_transform
+
+    def spy(f: Any) -> Any:
+        made.append(f.shape)
+        return real(f)
+
+    monkeypatch.setattr(winograd, "filter_transform", spy)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 12, 12, 16)).astype(F32)
+    w = rng.standard_normal((3, 3, 16, 16)).astype(F32)
+    g = aiotf.Graph()
+    with g.as_default():
+        p = aiotf.placeholder(aiotf.float32, [None, 12, 12, 16])
+        fed = aiotf.placeholder(aiotf.float32, [3, 3, 16, 16])
+        const = aiotf.nn.conv2d(p, aiotf.constant(w), [1, 1, 1, 1], "SAME")
+        by_feed = aiotf.nn.conv2d(p, fed, [1, 1, 1, 1], "SAME")
+    async with aiotf.Session(graph=g) as sess:
+        for _ in range(3):
+            got = await sess.run(const, {p: x})
+        assert len(made) == 1  # the Const's value is frozen: its transform is kept
+        for _ in range(3):
+            by_feed_got = await sess.run(by_feed, {p: x, fed: w})
+        assert len(made) == 4  # a fed (writable) filter may change between runs
+    np.testing.assert_array_equal(got, by_feed_got)
+    assert len(convolved) == 6 * 2
+
+
+def test_a_big_transformed_filter_is_used_only_when_kept(
+    convolved: list[tuple[int, ...]],
+) -> None:
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((1, 14, 14, 384)).astype(F32)
+    f = (rng.standard_normal((3, 3, 384, 384)) / 60).astype(F32)  # transformed: 21 MiB
+    conv(x, f)
+    assert not convolved  # made on every call: too big to pay
+    f.flags.writeable = False  # frozen, as a Const's value: made once and kept
+    conv(x, f)
+    assert convolved
+
+
+def test_fewer_blocks_than_threads_split_the_output_channels(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shares: list[tuple[int, int]] = []
+    real = winograd.convolve
+
+    def spy(tiles: Any, u: Any, out: Any) -> None:
+        shares.append((u.shape[2], out.shape[-1]))
+        real(tiles, u, out)
+
+    monkeypatch.setattr(winograd, "convolve", spy)
+    monkeypatch.setattr(intra_op, "workers", lambda: 3)  # as in a pool with two idle threads
+    rng = np.random.default_rng(11)
+    x, f = rng.standard_normal((1, 16, 16, 16)).astype(F32), rng.standard_normal((3, 3, 16, 40))
+    f = f.astype(F32)
+    got = conv(x, f)  # one block of 16 tiles; 40 channels in two parts (at least 16 each)
+    assert shares == [(20, 20), (20, 20)]
+    want = naive_conv(x.astype(np.float64), f.astype(np.float64), (1, 1), (1, 1), "SAME")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * np.abs(want).max())
