@@ -251,7 +251,7 @@ BLOCK_TILES = 32
 def _winograd_conv(
     xn: Array, f: Array, pads: tuple[tuple[int, int], tuple[int, int]], out_hw: tuple[int, int]
 ) -> Array | None:
-    """The stride-1 convolution of NHWC ``xn`` by ``f`` (both float32) by Winograd's method
+    """The stride-1 convolution of NHWC ``xn`` by ``f`` (computed in float32) by Winograd's method
     (:mod:`aiotf.kernels.winograd`), in blocks of tiles shared with the pool's idle threads;
     None when an output came out infinite or NaN (the direct way has the exact answer)."""
     n, h, w, c = xn.shape
@@ -320,7 +320,7 @@ def conv2d(
     if not n * oh * ow * out_c * kh * kw:
         return _from_nhwc(np.zeros((n, oh, ow, out_c), x.dtype), data_format)
     if groups == 1 and s == d == (1, 1) and winograd.suits(n, (oh, ow), f, ct):
-        by_tiles = _winograd_conv(xn, f.astype(ct, copy=False), pads, (oh, ow))
+        by_tiles = _winograd_conv(xn, f, pads, (oh, ow))
         if by_tiles is not None:
             return _from_nhwc(by_tiles.astype(x.dtype, copy=False), data_format)
     out = np.empty((n, oh, ow, out_c), ct)

@@ -1,16 +1,21 @@
-"""Values derived from frozen arrays: made once, kept while the array lives.
+"""Values derived from frozen arrays: made once, kept while the array's memory lives.
 
 A kernel that derives the same thing from the same constant input on every run (a convolution's
 transformed filter, :mod:`aiotf.kernels.winograd`) asks :func:`derived` for it instead, as
-TensorFlow's oneDNN kernels keep a constant filter reordered. The entry is keyed by the input
-array's identity and dropped when that array is freed (a weak reference's callback); it is kept
-only for a *frozen* array, one read-only down to the memory it views (an array that owns its data,
-or bytes): a Const's value (the Const kernel freezes it), a folded constant, a resource
-variable's value (assignment replaces it, never writes into it). A ref variable's buffer (Assign
-writes into it) or a writable fed array is not frozen, and its value is derived on every call.
+TensorFlow's oneDNN kernels keep a constant filter reordered.
+
+Only *frozen* arrays qualify: views of memory that aiotf itself made read-only with
+:func:`freeze` and that no one else holds (a Const's private value, frozen by the Const kernel,
+and so a folded constant's; a resource variable's value, replaced on assignment, never written
+into). Read-only is not enough: numpy lets an array's owner make it writable again,
+and a writable view taken earlier still writes, so a user's read-only fed array is derived anew
+on every run, as is a ref variable's buffer (Assign writes into it). An entry is keyed by the
+memory's owner and the view's geometry (a Reshape or Transpose of a Const made anew each run
+finds it), and dropped when the owner is freed (a weak reference's callback).
 
 The entries take at most CACHE_BYTES in all; past that, values are derived on every call and not
-kept, so a model with more constants than fit keeps the first ones and never churns.
+kept, so a model with more constants than fit keeps the first ones and never churns. A value
+that views its source is not kept (the entry would keep the source alive for ever).
 """
 
 from __future__ import annotations
@@ -27,56 +32,98 @@ Array = np.ndarray[Any, Any]
 CACHE_BYTES = 256 << 20
 
 _lock = threading.RLock()  # a weak reference's callback may run in any thread, even mid-insert
-_entries: dict[tuple[Hashable, int], tuple[weakref.ref[Array], Array]] = {}
+_frozen_owners: dict[int, weakref.ref[Array]] = {}  # id -> the memory owners freeze() froze
+_entries: dict[Hashable, tuple[weakref.ref[Any], Array]] = {}
 _bytes = 0
 
 
-def frozen(a: Any) -> bool:
-    """Whether no one can write into ``a``'s memory: read-only down to what owns it."""
-    while isinstance(a, np.ndarray):
-        if a.flags.writeable:
-            return False
-        a = a.base
-    return a is None or isinstance(a, bytes)
-
-
-def freeze(a: Array) -> None:
-    """Make ``a`` and every array it views read-only (a constant, shared by every run)."""
-    view: Any = a
-    while isinstance(view, np.ndarray):
-        view.flags.writeable = False
+def _owner(a: Array) -> Array | None:
+    """The last array on ``a``'s chain of bases (the one holding the memory), if every array on
+    the way is read-only, else None."""
+    view = a
+    while True:
+        if view.flags.writeable:
+            return None
+        if not isinstance(view.base, np.ndarray):
+            return view
         view = view.base
 
 
+def freeze(a: Array) -> None:
+    """Make ``a`` and every array it views read-only for good: a value aiotf owns and shares
+    by every run (a Const's, a resource variable's), so values derived from it may be kept."""
+    view = a
+    while True:
+        view.flags.writeable = False
+        if not isinstance(view.base, np.ndarray):
+            break
+        view = view.base
+    if view.base is not None and not isinstance(view.base, bytes):
+        return  # memory of some other buffer (a bytearray, an mmap) may change under it
+    key = id(view)
+    with _lock:
+        _frozen_owners[key] = weakref.ref(view, lambda ref: _forget_owner(key, ref))
+
+
+def _forget_owner(key: int, ref: weakref.ref[Array]) -> None:
+    with _lock:
+        if _frozen_owners.get(key) is ref:
+            del _frozen_owners[key]
+
+
+def frozen(a: Any) -> bool:
+    """Whether ``a``'s memory can no longer change: read-only down to memory :func:`freeze`
+    froze."""
+    if not isinstance(a, np.ndarray):
+        return False
+    owner = _owner(a)
+    ref = _frozen_owners.get(id(owner)) if owner is not None else None
+    return ref is not None and ref() is owner
+
+
+def _key(kind: Hashable, a: Array, owner: Array | None) -> Hashable:
+    return (kind, id(owner), a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+
+
+def kept(kind: Hashable, source: Array) -> Array | None:
+    """The value of ``kind`` kept for ``source``'s memory and geometry, or None."""
+    if not frozen(source):
+        return None
+    owner = _owner(source)
+    entry = _entries.get(_key(kind, source, owner))
+    return entry[1] if entry is not None and entry[0]() is owner else None
+
+
 def room(nbytes: int) -> bool:
-    """Whether a derived value of ``nbytes`` would be kept."""
+    """Whether a derived value of ``nbytes`` more would be kept."""
     return _bytes + nbytes <= CACHE_BYTES
 
 
 def derived(kind: Hashable, source: Array, make: Callable[[Array], Array]) -> Array:
-    """``make(source)``, made once per frozen ``source`` (and ``kind``) while both live."""
-    if not frozen(source):
-        return make(source)
-    key = (kind, id(source))
-    entry = _entries.get(key)
-    if entry is not None and entry[0]() is source:
-        return entry[1]
+    """``make(source)``, made once per frozen ``source`` (and ``kind``) while its memory lives."""
+    value = kept(kind, source)
+    if value is not None:
+        return value
     value = make(source)
-    value.flags.writeable = False
-    _keep(key, source, value)
+    if frozen(source) and not np.may_share_memory(value, source):
+        value.flags.writeable = False
+        _keep(kind, source, value)
     return value
 
 
-def _keep(key: tuple[Hashable, int], source: Array, value: Array) -> None:
+def _keep(kind: Hashable, source: Array, value: Array) -> None:
     global _bytes
+    owner = _owner(source)
+    assert owner is not None  # source is frozen
+    key = _key(kind, source, owner)
     with _lock:
         if key in _entries or not room(value.nbytes):
             return  # another thread made it meanwhile, or no room
-        _entries[key] = (weakref.ref(source, lambda ref: _drop(key, ref)), value)
+        _entries[key] = (weakref.ref(owner, lambda dead: _drop(key, dead)), value)
         _bytes += value.nbytes
 
 
-def _drop(key: tuple[Hashable, int], ref: weakref.ref[Array]) -> None:
+def _drop(key: Hashable, ref: weakref.ref[Any]) -> None:
     global _bytes
     with _lock:
         entry = _entries.get(key)

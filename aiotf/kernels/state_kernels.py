@@ -34,6 +34,7 @@ import numpy as np
 
 from aiotf.framework import dtypes, errors
 from aiotf.framework.tensor_shape import TensorShape, as_shape
+from aiotf.kernels import derived
 from aiotf.kernels.context import Ref, ResourceHandle, StepContext
 from aiotf.kernels.registry import NS_PER_ELEMENT, KernelNode, register_kernel, size_of
 
@@ -71,7 +72,7 @@ def _frozen(value: Any, dtype: Any = None) -> Array:
     kernel nor a caller holding a fetched value can change the variable behind its back.
     """
     out = np.array(value, dtype=dtype, copy=True)
-    out.flags.writeable = False
+    derived.freeze(out)
     return out
 
 

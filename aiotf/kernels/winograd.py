@@ -78,14 +78,19 @@ def suits(n: int, out_hw: tuple[int, int], f: Array, dtype: Any) -> bool:
     ):
         return False
     nbytes = (TILE + kh - 1) * (TILE + kw - 1) * in_c * out_c * 4
-    return nbytes <= MAX_FILTER_BYTES or (
-        f.dtype == np.float32 and derived.frozen(f) and derived.room(nbytes)
+    return (
+        nbytes <= MAX_FILTER_BYTES
+        or derived.kept("winograd", f) is not None
+        or (derived.frozen(f) and derived.room(nbytes))
     )
 
 
 def transformed_filter(f: Array) -> Array:
-    """:func:`filter_transform` of ``f``, made once for a constant (see ``derived``)."""
-    return derived.derived("winograd", f, filter_transform)
+    """:func:`filter_transform` of ``f`` (of any float dtype) in float32, made once for a
+    constant (see ``derived``)."""
+    return derived.derived(
+        "winograd", f, lambda f: filter_transform(f.astype(np.float32, copy=False))
+    )
 
 
 def _evaluation(points: Array, n: int) -> Array:
@@ -107,7 +112,10 @@ def transforms(m: int, r: int) -> tuple[Array, Array, Array]:
     at = _evaluation(points, m).T
     g = _evaluation(points, r)
     bt = np.linalg.inv(_evaluation(points, a)).T
-    return tuple(np.ascontiguousarray(t, np.float32) for t in (at, g, bt))  # type: ignore[return-value]
+    matrices = tuple(np.ascontiguousarray(t, np.float32) for t in (at, g, bt))
+    for t in matrices:
+        t.flags.writeable = False  # cached, shared by every call
+    return matrices  # type: ignore[return-value]
 
 
 def filter_transform(f: Array) -> Array:

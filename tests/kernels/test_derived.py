@@ -1,5 +1,6 @@
-"""Values derived from frozen arrays: what counts as frozen, made once, dropped with the array,
-bounded. (A Const's filter transformed once: ``test_winograd.py``.)"""
+"""Values derived from frozen arrays: what counts as frozen, made once, found again through a
+fresh view, dropped with the memory, bounded. (A Const's filter transformed once, and a user's
+read-only feed transformed every run: ``test_winograd.py``.)"""
 
 from __future__ import annotations
 
@@ -12,19 +13,32 @@ import pytest
 from aiotf.kernels import derived
 
 
-def read_only(a: Any) -> Any:
-    a.flags.writeable = False
+def frozen_copy(a: Any) -> Any:
+    a = np.array(a)
+    derived.freeze(a)
     return a
 
 
-def test_frozen_means_read_only_down_to_the_memory() -> None:
-    owned = read_only(np.ones(4))
-    assert derived.frozen(owned)
-    assert derived.frozen(read_only(owned[1:]))  # a view of a frozen array
-    assert derived.frozen(np.frombuffer(b"\0" * 16, np.float32))  # bytes cannot change
+def test_frozen_means_made_read_only_by_aiotf_down_to_the_memory() -> None:
+    mine = frozen_copy(np.ones(4))
+    assert derived.frozen(mine) and derived.frozen(mine[1:])  # and any view of it
+    in_bytes = np.frombuffer(b"\0" * 16, np.float32)[1:]
+    derived.freeze(in_bytes)
+    assert derived.frozen(in_bytes)
+    # Read-only is not enough: its owner may make it writable again, or write through an
+    # alias taken before (a user's read-only feed).
+    users = np.ones(4)
+    alias = users[...]
+    users.flags.writeable = False
+    assert not derived.frozen(users)
+    alias[0] = 2.0
     assert not derived.frozen(np.ones(4))
-    assert not derived.frozen(read_only(np.ones(4)[1:]))  # its base is writable: a ref variable
-    assert not derived.frozen(read_only(np.frombuffer(bytearray(16), np.float32)))
+    ref_value = np.ones(4)[1:]  # a ref variable's read-only view of its writable buffer
+    ref_value.flags.writeable = False
+    assert not derived.frozen(ref_value)
+    in_bytearray = np.frombuffer(bytearray(16), np.float32)
+    derived.freeze(in_bytearray)  # read-only now, but the bytearray's owner can still write
+    assert not in_bytearray.flags.writeable and not derived.frozen(in_bytearray)
     assert not derived.frozen([1.0, 2.0])
 
 
@@ -43,28 +57,42 @@ def counting(calls: list[Any]) -> Any:
     return make
 
 
-def test_a_frozen_arrays_value_is_made_once_and_dropped_with_the_array() -> None:
+def test_a_frozen_arrays_value_is_made_once_and_dropped_with_its_memory() -> None:
     calls: list[Any] = []
+    gc.collect()  # other tests' constants go first
     before = derived.kept_bytes()
-    source = read_only(np.arange(1000.0))
+    source = frozen_copy(np.arange(1000.0))
     first = derived.derived("test", source, counting(calls))
-    again = derived.derived("test", source, counting(calls))
-    assert again is first and len(calls) == 1 and not first.flags.writeable
+    assert derived.derived("test", source, counting(calls)) is first
+    assert derived.kept("test", source) is first
+    assert len(calls) == 1 and not first.flags.writeable
     np.testing.assert_array_equal(first, np.arange(1000.0) * 2)
+    # A fresh view of the same memory, as a Reshape of a Const makes on every run, finds it.
+    assert derived.derived("test", source.reshape(10, 100).reshape(1000), counting(calls)) is first
+    assert len(calls) == 1
+    assert derived.derived("test", source[::2], counting(calls)) is not first  # other geometry
     assert derived.derived("other kind", source, counting(calls)) is not first
-    assert derived.kept_bytes() == before + 2 * first.nbytes
+    assert derived.kept_bytes() == before + first.nbytes + first.nbytes // 2 + first.nbytes
     del source, calls[:]
     gc.collect()
-    assert derived.kept_bytes() == before  # both entries went with their array
+    assert derived.kept_bytes() == before  # all three went with the memory
 
 
-def test_a_writable_arrays_value_is_made_on_every_call() -> None:
+def test_a_value_not_frozen_is_made_on_every_call() -> None:
     calls: list[Any] = []
     source = np.arange(10.0)
     derived.derived("test", source, counting(calls))
     source[0] = 5.0  # a ref variable's buffer, written in place by Assign
     assert derived.derived("test", source, counting(calls))[0] == 10.0
-    assert len(calls) == 2
+    assert len(calls) == 2 and derived.kept("test", source) is None
+
+
+def test_a_value_viewing_its_source_is_not_kept() -> None:
+    gc.collect()
+    before = derived.kept_bytes()
+    source = frozen_copy(np.arange(10.0))
+    assert derived.derived("test", source, lambda a: a[1:]) is not None
+    assert derived.kept("test", source) is None and derived.kept_bytes() == before
 
 
 def test_past_the_budget_values_are_made_on_every_call_and_not_kept(
@@ -72,7 +100,7 @@ def test_past_the_budget_values_are_made_on_every_call_and_not_kept(
 ) -> None:
     monkeypatch.setattr(derived, "CACHE_BYTES", derived.kept_bytes() + 100)
     calls: list[Any] = []
-    source = read_only(np.arange(100.0))  # 800 bytes doubled: no room
+    source = frozen_copy(np.arange(100.0))  # 800 bytes doubled: no room
     assert not derived.room(800)
     derived.derived("test", source, counting(calls))
     derived.derived("test", source, counting(calls))

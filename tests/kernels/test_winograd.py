@@ -12,7 +12,7 @@ import pytest
 
 import aiotf
 from aiotf.devices import intra_op
-from aiotf.kernels import conv_kernels, winograd
+from aiotf.kernels import conv_kernels, derived, winograd
 from tests.kernels.test_nn_kernels import naive_conv
 
 F32 = np.float32
@@ -241,16 +241,56 @@ async def test_a_constant_filter_is_transformed_once_and_a_fed_one_every_run(
     assert len(convolved) == 6 * 2
 
 
-def test_a_big_transformed_filter_is_used_only_when_kept(
-    convolved: list[tuple[int, ...]],
+def test_a_big_transformed_filter_is_used_only_when_kept_and_on_every_run(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = np.random.default_rng(10)
     x = rng.standard_normal((1, 14, 14, 384)).astype(F32)
     f = (rng.standard_normal((3, 3, 384, 384)) / 60).astype(F32)  # transformed: 21 MiB
     conv(x, f)
     assert not convolved  # made on every call: too big to pay
-    f.flags.writeable = False  # frozen, as a Const's value: made once and kept
-    conv(x, f)
+    derived.freeze(f)  # as the Const kernel freezes a Const's value: made once and kept
+    # Room for this one only: once kept, it still qualifies (its bytes are already counted).
+    monkeypatch.setattr(derived, "CACHE_BYTES", derived.kept_bytes() + 32 << 20)
+    for run in range(1, 4):
+        conv(x, f)
+        assert len(convolved) == run, run
+    assert derived.kept("winograd", f) is not None
+
+
+def test_a_half_constant_filter_is_transformed_once(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[Any] = []
+    real = winograd.filter_transform
+    monkeypatch.setattr(winograd, "filter_transform", lambda f: made.append(f.dtype) or real(f))
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 12, 12, 16)).astype(np.float16)
+    f = rng.standard_normal((3, 3, 16, 16)).astype(np.float16)
+    derived.freeze(f)
+    first, second = conv(x, f), conv(x, f)
+    assert made == [np.float32] and len(convolved) == 4  # transformed in float32, once
+    np.testing.assert_array_equal(first, second)
+
+
+async def test_a_users_read_only_feed_is_transformed_on_every_run(
+    convolved: list[tuple[int, ...]],
+) -> None:
+    # Read-only is not frozen: an alias taken before still writes (TensorFlow reads feeds anew).
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 12, 12, 16)).astype(F32)
+    w = rng.standard_normal((3, 3, 16, 16)).astype(F32)
+    alias = w[...]
+    w.flags.writeable = False
+    g = aiotf.Graph()
+    with g.as_default():
+        p = aiotf.placeholder(aiotf.float32, [None, 12, 12, 16])
+        fed = aiotf.placeholder(aiotf.float32, [3, 3, 16, 16])
+        y = aiotf.nn.conv2d(p, fed, [1, 1, 1, 1], "SAME")
+    async with aiotf.Session(graph=g) as sess:
+        assert np.abs(await sess.run(y, {p: x, fed: w})).max() > 1
+        alias *= 0
+        assert np.abs(await sess.run(y, {p: x, fed: w})).max() == 0
     assert convolved
 
 
