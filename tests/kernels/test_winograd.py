@@ -44,6 +44,12 @@ def test_the_transforms_compute_a_correlation(r: int) -> None:
         np.testing.assert_allclose(got, np.correlate(inputs, taps, "valid"), rtol=1e-5, atol=1e-6)
 
 
+def operands(seed: int, xs: tuple[int, ...], fs: tuple[int, ...]) -> tuple[Any, Any]:
+    """A float32 input and filter of standard normals."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(xs).astype(F32), rng.standard_normal(fs).astype(F32)
+
+
 def conv(x: Any, f: Any, padding: bytes = b"SAME", **attrs: Any) -> Any:
     return conv_kernels.conv2d(
         x,
@@ -79,9 +85,7 @@ def test_conv2d_by_winograd_matches_naive_loops(
 def test_explicit_padding_nchw_and_half_precision_go_through_winograd_too(
     convolved: list[tuple[int, ...]],
 ) -> None:
-    rng = np.random.default_rng(3)
-    x, f = rng.standard_normal((2, 12, 10, 16)).astype(F32), rng.standard_normal((3, 3, 16, 16))
-    f = f.astype(F32)
+    x, f = operands(3, (2, 12, 10, 16), (3, 3, 16, 16))
     pads = [0, 0, 2, 0, 1, 3, 0, 0]  # top 2, bottom 0, left 1, right 3
     padded = np.pad(x, ((0, 0), (2, 0), (1, 3), (0, 0))).astype(np.float64)
     want = naive_conv(padded, f.astype(np.float64), (1, 1), (1, 1), "VALID")
@@ -104,9 +108,7 @@ def test_explicit_padding_nchw_and_half_precision_go_through_winograd_too(
 def test_blocks_of_tile_rows_cover_every_tile(
     convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rng = np.random.default_rng(4)
-    x, f = rng.standard_normal((3, 11, 9, 16)).astype(F32), rng.standard_normal((5, 5, 16, 16))
-    f = f.astype(F32)
+    x, f = operands(4, (3, 11, 9, 16), (5, 5, 16, 16))
     whole = conv(x, f)
     assert convolved == [(2, 3, 3, 16, 8, 8), (1, 3, 3, 16, 8, 8)]  # two blocks at least
     monkeypatch.setattr(conv_kernels, "TILES_BLOCK_BYTES", 1)
@@ -142,9 +144,7 @@ def test_convolutions_winograd_does_not_suit_keep_im2col(
 def test_aiotf_winograd_0_turns_it_off(
     convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rng = np.random.default_rng(6)
-    x, f = rng.standard_normal((2, 12, 12, 16)).astype(F32), rng.standard_normal((3, 3, 16, 16))
-    f = f.astype(F32)
+    x, f = operands(6, (2, 12, 12, 16), (3, 3, 16, 16))
     monkeypatch.setenv("AIOTF_WINOGRAD", "0")
     off = conv(x, f)
     assert not convolved
@@ -157,9 +157,7 @@ def test_aiotf_winograd_0_turns_it_off(
 async def test_a_session_runs_a_constant_filter_through_winograd_in_its_pool(
     convolved: list[tuple[int, ...]],
 ) -> None:
-    rng = np.random.default_rng(7)
-    x, f = rng.standard_normal((8, 16, 16, 16)).astype(F32), rng.standard_normal((3, 3, 16, 32))
-    f = f.astype(F32)
+    x, f = operands(7, (8, 16, 16, 16), (3, 3, 16, 32))
     g = aiotf.Graph()
     with g.as_default():
         p = aiotf.placeholder(aiotf.float32, [None, 16, 16, 16])
@@ -199,9 +197,7 @@ def test_a_non_finite_output_is_redone_directly_with_tensorflows_infinities_and_
 ) -> None:
     # Winograd's transforms spread one infinite input over its whole tile as NaN (and can
     # overflow a huge finite one); the direct convolution's answer is the exact one.
-    rng = np.random.default_rng(8)
-    x, f = rng.standard_normal((2, 12, 12, 16)).astype(F32), rng.standard_normal((3, 3, 16, 16))
-    f = f.astype(F32)
+    x, f = operands(8, (2, 12, 12, 16), (3, 3, 16, 16))
     x[1, 5, 6, 3] = bad
     got = conv(x, f)
     assert convolved  # tried, then redone
@@ -306,9 +302,7 @@ def test_fewer_blocks_than_threads_split_the_output_channels(
 
     monkeypatch.setattr(winograd, "convolve", spy)
     monkeypatch.setattr(intra_op, "workers", lambda: 3)  # as in a pool with two idle threads
-    rng = np.random.default_rng(11)
-    x, f = rng.standard_normal((1, 16, 16, 16)).astype(F32), rng.standard_normal((3, 3, 16, 40))
-    f = f.astype(F32)
+    x, f = operands(11, (1, 16, 16, 16), (3, 3, 16, 40))
     got = conv(x, f)  # one block of 16 tiles; 40 channels in two parts (at least 16 each)
     assert shares == [(20, 20), (20, 20)]
     want = naive_conv(x.astype(np.float64), f.astype(np.float64), (1, 1), (1, 1), "SAME")
