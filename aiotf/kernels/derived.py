@@ -10,8 +10,8 @@ and so a folded constant's; a resource variable's value, replaced on assignment,
 into). Read-only is not enough: numpy lets an array's owner make it writable again,
 and a writable view taken earlier still writes, so a user's read-only fed array is derived anew
 on every run, as is a ref variable's buffer (Assign writes into it). An entry is keyed by the
-memory's owner and the view's geometry (a Reshape or Transpose of a Const made anew each run
-finds it), and dropped when the owner is freed (a weak reference's callback).
+memory's owner and the view's geometry (a Reshape of a Const, a new view each run, finds it;
+a Transpose copies), and dropped when the owner is freed (a weak reference's callback).
 
 The entries take at most CACHE_BYTES in all; past that, values are derived on every call and not
 kept, so a model with more constants than fit keeps the first ones and never churns. A value
@@ -61,6 +61,9 @@ def freeze(a: Array) -> None:
     if view.base is not None and not isinstance(view.base, bytes):
         return  # memory of some other buffer (a bytearray, an mmap) may change under it
     key = id(view)
+    known = _frozen_owners.get(key)
+    if known is not None and known() is view:
+        return  # frozen before: an interpreted schedule runs its Consts every step
     with _lock:
         _frozen_owners[key] = weakref.ref(view, lambda ref: _forget_owner(key, ref))
 
