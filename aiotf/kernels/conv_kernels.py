@@ -29,9 +29,10 @@ from numpy.lib.stride_tricks import sliding_window_view
 from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
 from aiotf.framework.common_shapes import explicit_padding_error
-from aiotf.kernels import winograd
-from aiotf.kernels.math_kernels import shape_str
+from aiotf.kernels import nn_kernels, winograd
+from aiotf.kernels.math_kernels import FLOATS, shape_str
 from aiotf.kernels.registry import NS_PER_ELEMENT, NS_PER_FLOP, input_elements, register_kernel
+from aiotf.proto import NodeDef
 
 Array = np.ndarray[Any, Any]
 
@@ -423,6 +424,65 @@ def max_pool(
         for _, _, tap in _taps(xp, k, s, (1, 1), (oh, ow)):
             np.fmax(out, tap, out=out)
     return _from_nhwc(out, data_format)
+
+
+# The remapper's MaxPool of BiasAdd and/or Relu (``runtime/remapper.py``), computed pool first.
+# Adding a bias and Relu never reorder two values (rounding to nearest is monotone), so a
+# window's largest input, biased and rectified, is the largest of its biased and rectified
+# inputs, and they run on the pooled elements: a quarter of them under 2x2 pools. The two orders
+# part only where the pool met nothing but NaN or -inf in a window (it answers lowest: biased
+# and rectified, lowest would be 0) or the bias is not finite (inf + -inf is NaN), and then the
+# ops run in the graph's order.
+@register_kernel("_FusedMaxPool", types={"T": FLOATS}, cost=input_elements)
+def fused_max_pool(
+    x: Array,
+    *args: Array,
+    fused_ops: list[bytes],
+    fused_names: list[bytes],
+    ksize: list[int],
+    strides: list[int],
+    padding: bytes,
+    explicit_paddings: list[int],
+    data_format: bytes,
+) -> Array:
+    def pool(v: Array) -> Array:
+        pooled: Array = max_pool(
+            v,
+            ksize=ksize,
+            strides=strides,
+            padding=padding,
+            explicit_paddings=explicit_paddings,
+            data_format=data_format,
+        )
+        return pooled
+
+    channels = 1 if data_format == b"NCHW" else 3
+    bias = args[0] if args else None
+    if np.ndim(x) == 4 and (
+        bias is None
+        or (np.ndim(bias) == 1 and len(bias) == x.shape[channels] and np.isfinite(bias).all())
+    ):
+        pooled = pool(x)
+        if not (pooled == _lowest(pooled.dtype)).any():
+            return _activations(pooled, bias, fused_ops, fused_names, data_format)
+    return pool(_activations(x, bias, fused_ops, fused_names, data_format))
+
+
+def _activations(
+    x: Array, bias: Array | None, ops: list[bytes], names: list[bytes], data_format: bytes
+) -> Array:
+    """``ops`` (BiasAdd, Relu) applied to ``x`` in turn; an error names the op's own node."""
+    for op, name in zip(ops, names, strict=True):
+        try:
+            if op == b"BiasAdd":
+                x = nn_kernels.bias_add(x, bias, data_format=data_format)
+            else:
+                x = nn_kernels.relu(x)
+        except errors.OpError as e:
+            node = NodeDef(name=name.decode(), op=op.decode())
+            message = f"{e.message}\n\t [[{{{{node {node.name}}}}}]]"
+            raise type(e)(node, None, message) from e
+    return x
 
 
 def _valid_counts(size: int, out: int, k: int, stride: int, before: int) -> Array:

@@ -169,6 +169,12 @@ class Graph:
         self._nodes[node.name] = node
         return node
 
+    def replace(self, node: Node) -> None:
+        """Put ``node`` where the node of its name was (in insertion order)."""
+        if node.name not in self._nodes:
+            raise KeyError(node.name)
+        self._nodes[node.name] = node
+
     def remove(self, name: str) -> None:
         del self._nodes[name]
 

@@ -10,7 +10,9 @@ TensorFlow's ``GraphOptimizer`` decides (see :func:`enabled_passes`):
 - ``do_function_inlining`` turns on dead-node and identity removal (TensorFlow ties them to it);
 - a folding round that changed the graph removes the nodes it left dead, whatever the flags.
 
-The order within a round is TensorFlow's: dead nodes, identities, folding, CSE.
+The order within a round is TensorFlow's: dead nodes, identities, folding, CSE. At L1 the
+remapper (``remapper.py``: a MaxPool of Relu and BiasAdd computed pool first; grappler's work
+in TensorFlow) comes last; L0 runs the graph's ops as written.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from aiotf.runtime.constant_folding import CONTROL_FLOW_OPS, DEFAULT_MAX_BYTES, 
 from aiotf.runtime.constant_push_down import push_down_constants
 from aiotf.runtime.cse import eliminate_common_subexpressions
 from aiotf.runtime.graph import Graph, Node
+from aiotf.runtime.remapper import fuse_pools
 
 Rewrite = Callable[[Graph, frozenset[str]], bool]
 MAX_ROUNDS = 10
@@ -115,6 +118,8 @@ def enabled_passes(optimizer_options: Any) -> list[Rewrite]:
         passes.append(constant_folding(max_bytes or DEFAULT_MAX_BYTES))
     if cse:
         passes.append(eliminate_common_subexpressions)
+    if level >= 0:
+        passes.append(fuse_pools)
     return passes
 
 

@@ -526,16 +526,21 @@ def names(passes: list[graph_optimizer.Rewrite]) -> list[str]:
 
 FOLD, CSE = "constant_folding", "eliminate_common_subexpressions"
 DEAD, IDENTITY = "remove_dead_nodes", "remove_identity_nodes"
+POOLS = "fuse_pools"
 
 
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (None, [FOLD, CSE]),
-        ({}, [FOLD, CSE]),
-        ({"opt_level": aiotf.OptimizerOptions.L1}, [FOLD, CSE]),
+        (None, [FOLD, CSE, POOLS]),
+        ({}, [FOLD, CSE, POOLS]),
+        ({"opt_level": aiotf.OptimizerOptions.L1}, [FOLD, CSE, POOLS]),
         # L1 forces both on: the flags cannot turn them off (TensorFlow's GraphOptimizer)
-        ({"do_constant_folding": False, "do_common_subexpression_elimination": False}, [FOLD, CSE]),
+        (
+            {"do_constant_folding": False, "do_common_subexpression_elimination": False},
+            [FOLD, CSE, POOLS],
+        ),
+        # L0 runs the ops as written: the remapper's fusion only at L1
         ({"opt_level": aiotf.OptimizerOptions.L0}, []),
         ({"opt_level": aiotf.OptimizerOptions.L0, "do_constant_folding": True}, [FOLD]),
         (
@@ -543,7 +548,7 @@ DEAD, IDENTITY = "remove_dead_nodes", "remove_identity_nodes"
             [CSE],
         ),
         ({"opt_level": aiotf.OptimizerOptions.L0, "do_function_inlining": True}, [DEAD, IDENTITY]),
-        ({"do_function_inlining": True}, [DEAD, IDENTITY, FOLD, CSE]),
+        ({"do_function_inlining": True}, [DEAD, IDENTITY, FOLD, CSE, POOLS]),
     ],
 )
 def test_enabled_passes_combine_level_and_flags_like_tensorflow(

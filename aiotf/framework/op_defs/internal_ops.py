@@ -1,4 +1,4 @@
-"""Ops the runtime inserts: call-frame arguments and results, and cross-device Send/Recv."""
+"""Ops the runtime inserts: call-frame arguments and results, cross-device Send/Recv, fusions."""
 
 from aiotf.framework import common_shapes
 from aiotf.framework.op_def_registry import register_op
@@ -38,4 +38,25 @@ register_op(
     attrs=["tensor_type: type", *_RENDEZVOUS_ATTRS],
     shape_fn=common_shapes.unknown,
     is_stateful=True,
+)
+
+# The remapper's fusion (``runtime/remapper.py``): MaxPool of Relu and/or BiasAdd, computed pool
+# first. ``fused_ops`` lists the ops before the pool in graph order, ``fused_names`` their nodes
+# (whose errors name them), ``args`` the bias when BiasAdd is one of them.
+register_op(
+    "_FusedMaxPool",
+    inputs=["input: T", "args: num_args * T"],
+    outputs=["output: T"],
+    attrs=[
+        "T: {half, bfloat16, float, double}",
+        "num_args: int >= 0",
+        "fused_ops: list(string)",
+        "fused_names: list(string)",
+        "ksize: list(int) >= 4",
+        "strides: list(int) >= 4",
+        "padding: {'SAME', 'VALID', 'EXPLICIT'}",
+        "explicit_paddings: list(int) = []",
+        "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'",
+    ],
+    shape_fn=common_shapes.pool,
 )

@@ -1,0 +1,91 @@
+"""The remapper: a MaxPool of Relu and/or BiasAdd becomes one ``_FusedMaxPool``, pool first.
+
+TensorFlow's grappler remapper fuses a convolution or a matmul with the BiasAdd and Relu after it,
+so that they run on each block of output while it is in cache; in aiotf that measured no faster
+(``docs/performance.md``). What does pay is the order: ``MaxPool(Relu(BiasAdd(x, b)))`` is
+``Relu(BiasAdd(MaxPool(x), b))`` (adding a bias and Relu never reorder two values), and the
+second runs the bias and Relu on the pooled tensor, a quarter of ``x`` under 2x2 pools (the
+cnn's conv, bias, relu, pool). The fused kernel (``kernels/conv_kernels.fused_max_pool``)
+computes the same values, infinities and NaNs included: where the orders could part, it runs
+the ops in the graph's order.
+
+The pattern: a MaxPool whose input is a Relu or a BiasAdd, or a Relu of a BiasAdd, of a floating
+dtype; the BiasAdd in the pool's data format (NHWC or NCHW); each fused op read by nothing but
+the next one (no other data or control edge, so no one fetches it) and not asked to run. The
+fused node takes the MaxPool's name (its consumers and fetches are unchanged) and every control
+input of the three; an error of the BiasAdd still names the BiasAdd.
+"""
+
+from __future__ import annotations
+
+from aiotf.framework import dtypes, op_def_registry
+from aiotf.runtime.graph import Graph, Node
+
+_FLOATS = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64})
+_POOL_ATTRS = ("ksize", "strides", "padding", "explicit_paddings", "data_format")
+
+
+def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
+    """Fuse every MaxPool of Relu and/or BiasAdd in ``graph``; whether any was."""
+    consumers = graph.consumers()
+    changed = False
+    for pool in graph:
+        if pool.op != "MaxPool" or pool.attrs["T"] not in _FLOATS:
+            continue
+        chain = _fusable_chain(graph, pool, consumers, keep)
+        if chain:
+            _fuse(graph, pool, chain)
+            changed = True
+    return changed
+
+
+def _fusable_chain(
+    graph: Graph, pool: Node, consumers: dict[str, list[Node]], keep: frozenset[str]
+) -> list[Node]:
+    """The Relu and/or BiasAdd under ``pool`` that may fuse into it, in graph order."""
+    chain: list[Node] = []
+    node = pool
+    for op in ("Relu", "BiasAdd"):
+        src, k = node.inputs[0]
+        producer = graph[src]
+        if (
+            producer.op != op
+            or k != 0
+            or producer.name in keep
+            or len(consumers[src]) != 1
+            or producer.assigned_device != pool.assigned_device
+            or producer.attrs["T"] != pool.attrs["T"]
+            or (op == "BiasAdd" and producer.attrs["data_format"] != pool.attrs["data_format"])
+        ):
+            continue
+        chain.insert(0, producer)
+        node = producer
+    if chain:
+        src, k = chain[0].inputs[0]
+        if graph[src].output_dtypes[k].is_ref_dtype:
+            return []  # a ref (a variable's): left as it is
+    return chain
+
+
+def _fuse(graph: Graph, pool: Node, chain: list[Node]) -> None:
+    bias = [n.inputs[1] for n in chain if n.op == "BiasAdd"]
+    attrs = {key: pool.attrs[key] for key in _POOL_ATTRS}
+    attrs.update(
+        T=pool.attrs["T"],
+        num_args=len(bias),
+        fused_ops=[n.op.encode() for n in chain],
+        fused_names=[n.name.encode() for n in chain],
+    )
+    controls = [c for n in (*chain, pool) for c in n.control_inputs]
+    fused = Node(
+        pool.name,
+        op_def_registry.lookup("_FusedMaxPool"),
+        attrs,
+        [chain[0].inputs[0], *bias],
+        list(dict.fromkeys(controls)),
+        pool.requested_device,
+        pool.assigned_device,
+    )
+    for node in chain:
+        graph.remove(node.name)
+    graph.replace(fused)

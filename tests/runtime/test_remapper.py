@@ -1,0 +1,306 @@
+"""The remapper: a MaxPool of Relu and/or BiasAdd fused into one ``_FusedMaxPool`` computed pool
+first, when nothing else sees the fused ops; and the fused kernel's values, TensorFlow's order's
+to the bit (infinities, NaNs and half types included), and errors naming the op at fault."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import aiotf
+from aiotf.framework import dtypes, errors
+from aiotf.framework.op_def_registry import lookup
+from aiotf.kernels import conv_kernels, nn_kernels
+from aiotf.runtime.graph import Graph, Node, parse_tensor_name
+from aiotf.runtime.remapper import fuse_pools
+
+CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
+CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"
+F32 = dtypes.float32
+POOL = {
+    "ksize": [1, 2, 2, 1],
+    "strides": [1, 2, 2, 1],
+    "padding": b"VALID",
+    "explicit_paddings": [],
+    "data_format": b"NHWC",
+}
+
+
+def add(
+    g: Graph,
+    name: str,
+    op: str,
+    inputs: Iterable[str] = (),
+    controls: Iterable[str] = (),
+    device: str = CPU0,
+    **attrs: Any,
+) -> Node:
+    op_def = lookup(op)
+    all_attrs = op_def.default_attrs()
+    all_attrs.update(attrs)
+    edges = [parse_tensor_name(i) for i in inputs]
+    return g.add(Node(name, op_def, all_attrs, edges, list(controls), device, device))
+
+
+def conv_block(
+    dtype: dtypes.DType = F32, bias_format: bytes = b"NHWC", device: str = CPU0
+) -> Graph:
+    """x -> BiasAdd(b) -> Relu -> MaxPool -> Identity 'out'."""
+    g = Graph()
+    add(g, "x", "Placeholder", dtype=dtype)
+    add(g, "b", "Placeholder", dtype=dtype)
+    add(g, "bias", "BiasAdd", ["x", "b"], T=dtype, data_format=bias_format, device=device)
+    add(g, "relu", "Relu", ["bias"], T=dtype)
+    add(g, "pool", "MaxPool", ["relu"], T=dtype, **POOL)
+    add(g, "out", "Identity", ["pool"], T=dtype)
+    return g
+
+
+# -- the rewrite -----------------------------------------------------------------------------------
+
+
+def test_bias_relu_pool_become_one_node_named_after_the_pool_in_its_place() -> None:
+    g = conv_block()
+    order = [n.name for n in g]
+    assert fuse_pools(g, frozenset())
+    assert [n.name for n in g] == [n for n in order if n not in ("bias", "relu")]
+    fused = g["pool"]
+    assert fused.op == "_FusedMaxPool"
+    assert fused.inputs == [("x", 0), ("b", 0)]
+    assert fused.attrs["fused_ops"] == [b"BiasAdd", b"Relu"]
+    assert fused.attrs["fused_names"] == [b"bias", b"relu"]
+    assert fused.attrs["num_args"] == 1
+    assert {k: fused.attrs[k] for k in POOL} == POOL
+    assert fused.assigned_device == CPU0
+    assert g["out"].inputs == [("pool", 0)]
+    assert not fuse_pools(g, frozenset())  # nothing left to fuse
+
+
+def test_a_pool_of_relu_alone_or_bias_alone_fuses_too() -> None:
+    g = conv_block()
+    g["pool"].inputs = [("bias", 0)]  # pool(bias), relu left unread
+    g.remove("relu")
+    assert fuse_pools(g, frozenset())
+    assert g["pool"].attrs["fused_ops"] == [b"BiasAdd"]
+    assert g["pool"].inputs == [("x", 0), ("b", 0)]
+
+    g = conv_block()
+    add(g, "other", "Identity", ["bias"], T=F32)  # the BiasAdd is read twice: Relu alone fuses
+    assert fuse_pools(g, frozenset())
+    assert "bias" in g and "relu" not in g
+    assert g["pool"].attrs["fused_ops"] == [b"Relu"]
+    assert g["pool"].attrs["num_args"] == 0
+    assert g["pool"].inputs == [("bias", 0)]
+
+
+def test_control_inputs_of_the_fused_ops_go_to_the_fused_node() -> None:
+    g = conv_block()
+    add(g, "c1", "NoOp")
+    add(g, "c2", "NoOp")
+    g["bias"].control_inputs = ["c1"]
+    g["relu"].control_inputs = ["c2", "c1"]
+    assert fuse_pools(g, frozenset())
+    assert g["pool"].control_inputs == ["c1", "c2"]
+
+
+def relu_read_twice(g: Graph) -> None:
+    add(g, "fetch", "Identity", ["relu"], T=F32)
+
+
+def control_edge_from_relu(g: Graph) -> None:
+    add(g, "after", "NoOp", controls=["relu"])
+
+
+def unchanged(g: Graph) -> None:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("make", "edit", "keep"),
+    [
+        (conv_block, relu_read_twice, frozenset()),
+        (conv_block, control_edge_from_relu, frozenset()),
+        (conv_block, unchanged, frozenset({"relu"})),
+        (lambda: conv_block(dtypes.int32), unchanged, frozenset()),  # a bias may wrap around
+    ],
+    ids=["relu read twice", "a control edge out of relu", "relu asked to run", "integers"],
+)
+def test_nothing_fuses_when_someone_else_sees_the_ops_or_they_are_integers(
+    make: Any, edit: Any, keep: frozenset[str]
+) -> None:
+    g = make()
+    edit(g)
+    assert not fuse_pools(g, keep)
+    assert g["pool"].op == "MaxPool" and "relu" in g and "bias" in g
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: conv_block(bias_format=b"NCHW"), lambda: conv_block(device=CPU1)],
+    ids=["in another format", "on another device"],
+)
+def test_a_bias_add_unlike_the_pool_stays_and_the_relu_fuses(make: Any) -> None:
+    g = make()
+    assert fuse_pools(g, frozenset())
+    assert "bias" in g and g["pool"].attrs["fused_ops"] == [b"Relu"]
+    assert g["pool"].inputs == [("bias", 0)]
+
+
+# -- the kernel ------------------------------------------------------------------------------------
+
+
+def graph_order(x: np.ndarray, b: np.ndarray | None, pool: dict[str, Any]) -> np.ndarray:
+    """MaxPool(Relu(BiasAdd(x, b))) one op after another, as the graph says."""
+    if b is not None:
+        x = nn_kernels.bias_add(x, b, data_format=pool["data_format"])
+    return conv_kernels.max_pool(nn_kernels.relu(x), **pool)
+
+
+def fused(x: np.ndarray, b: np.ndarray | None, pool: dict[str, Any]) -> np.ndarray:
+    ops, names, args = (
+        ([b"BiasAdd", b"Relu"], [b"bias", b"relu"], [b])
+        if b is not None
+        else ([b"Relu"], [b"relu"], [])
+    )
+    return conv_kernels.fused_max_pool(x, *args, fused_ops=ops, fused_names=names, **pool)
+
+
+@pytest.fixture
+def relu_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the tensors Relu rectifies: the pooled one when pooling goes first."""
+    sizes: list[int] = []
+    relu = nn_kernels.relu
+
+    def spy(x: np.ndarray) -> np.ndarray:
+        sizes.append(x.size)
+        return relu(x)
+
+    monkeypatch.setattr(nn_kernels, "relu", spy)
+    return sizes
+
+
+SAME_3X3 = {**POOL, "ksize": [1, 3, 3, 1], "padding": b"SAME"}
+NCHW = {**POOL, "ksize": [1, 1, 2, 2], "strides": [1, 1, 2, 2], "data_format": b"NCHW"}
+
+
+@pytest.mark.parametrize("pool", [POOL, SAME_3X3, NCHW], ids=["2x2", "3x3 same", "nchw"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16], ids=str)
+@pytest.mark.parametrize("with_bias", [True, False], ids=["bias", "no bias"])
+def test_pool_first_gives_the_graph_orders_bits(
+    pool: dict[str, Any], dtype: Any, with_bias: bool, relu_sizes: list[int]
+) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 6, 8, 5)).astype(dtype) * 4
+    x[0, 0, 0, :] = np.inf  # a lone +inf, NaN and -inf in windows of finite values
+    x[0, 2, 3, :] = np.nan
+    x[1, 4, 5, :] = -np.inf
+    x[1, 1, 1, :] = -0.0
+    if pool["data_format"] == b"NCHW":
+        x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+    b = (rng.standard_normal(5) * 2).astype(dtype) if with_bias else None
+    want = graph_order(x, b, pool)
+    relu_sizes.clear()
+    got = fused(x, b, pool)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert relu_sizes == [want.size]  # rectified after pooling: the fast way was taken
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["all NaN window", "all -inf window", "inf bias", "NaN bias", "-inf bias"],
+)
+def test_where_the_orders_part_the_graphs_order_is_run(edit: str, relu_sizes: list[int]) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 4, 4, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    if edit == "all NaN window":
+        x[0, :2, :2, 1] = np.nan  # pool: lowest; the graph's order: lowest, not Relu(lowest + b)
+    if edit == "all -inf window":
+        x[0, 2:, :2, 0] = -np.inf
+        b[0] = np.float32(3e38)
+    if edit.endswith("bias"):
+        b[2] = {"inf": np.inf, "NaN": np.nan, "-inf": -np.inf}[edit.split()[0]]
+        x[0, 0, 0, 2] = -b[2] if np.isfinite(-b[2]) else x[0, 0, 0, 2]
+        x[0, 2, 2, 2] = np.inf
+        x[0, 3, 3, 2] = -np.inf
+    with np.errstate(all="ignore"):  # as kernels run in a session
+        want = graph_order(x, b, POOL)
+        got = fused(x, b, POOL)
+    np.testing.assert_array_equal(got, want)
+    assert relu_sizes[-1] == x.size  # the graph's order, on the whole input
+    if edit == "all NaN window":
+        assert got[0, 0, 0, 1] == np.finfo(np.float32).min  # TensorFlow's answer there
+
+
+# -- in a session ----------------------------------------------------------------------------------
+
+
+def cnn_block() -> tuple[aiotf.Graph, Any, Any]:
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, [None, 8, 8, 3], name="x")
+        f = aiotf.constant(np.random.default_rng(1).standard_normal((3, 3, 3, 4)), aiotf.float32)
+        b = aiotf.placeholder(aiotf.float32, None, name="b")
+        conv = aiotf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME")
+        relu = aiotf.nn.relu(aiotf.nn.bias_add(conv, b, name="bias"), name="relu")
+        pool = aiotf.nn.max_pool(relu, [1, 2, 2, 1], [1, 2, 2, 1], "VALID", name="pool")
+    return g, relu, pool
+
+
+def reference(x: np.ndarray, f: np.ndarray, b: np.ndarray) -> np.ndarray:
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    conv = sum(
+        np.einsum("nhwc,ck->nhwk", xp[:, i : i + 8, j : j + 8], f[i, j])
+        for i in range(3)
+        for j in range(3)
+    )
+    relu = np.maximum(conv + b, 0)
+    return relu.reshape(2, 4, 2, 4, 2, 4).max(axis=(2, 4))
+
+
+async def test_a_session_runs_the_fused_pool_and_the_graphs_answer() -> None:
+    g, relu, pool = cnn_block()
+    rng = np.random.default_rng(2)
+    feeds = {
+        "x:0": rng.standard_normal((2, 8, 8, 3)).astype(np.float32),
+        "b:0": np.ones(4, np.float32),
+    }
+    f = np.random.default_rng(1).standard_normal((3, 3, 3, 4)).astype(np.float32)
+    metadata = aiotf.RunMetadata()
+    options = aiotf.RunOptions(output_partition_graphs=True)
+    async with aiotf.Session(graph=g) as sess:
+        got = await sess.run(pool, feeds, options=options, run_metadata=metadata)
+        np.testing.assert_allclose(
+            got, reference(feeds["x:0"], f, feeds["b:0"]), rtol=1e-5, atol=1e-5
+        )
+        ops = {n.name: n.op for p in metadata.partition_graphs for n in p.node}
+        assert ops["pool"] == "_FusedMaxPool" and "relu" not in ops and "bias" not in ops
+        # fetching the Relu too: nothing fuses, both are right
+        both = await sess.run([relu, pool], feeds)
+        np.testing.assert_array_equal(both[1], got)
+        assert both[0].shape == (2, 8, 8, 4) and (both[0] >= 0).all()
+
+
+async def test_a_bad_bias_names_the_bias_add_and_the_next_run_works() -> None:
+    g, _, pool = cnn_block()
+    x = np.zeros((1, 8, 8, 3), np.float32)
+    async with aiotf.Session(graph=g) as sess:
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            await sess.run(pool, {"x:0": x, "b:0": np.ones(3, np.float32)})
+        assert info.value.node_def.name == "bias"
+        assert info.value.message.startswith(
+            "Must provide as many biases as the channel dimension of the input tensor: [3] vs. "
+            "[1,8,8,4]"
+        )
+        assert "{{node bias}}" in info.value.message
+        assert (await sess.run(pool, {"x:0": x, "b:0": np.ones(4, np.float32)})).shape == (
+            1,
+            4,
+            4,
+            4,
+        )
