@@ -27,11 +27,17 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from aiotf.devices import intra_op
-from aiotf.framework import dtypes, errors
+from aiotf.framework import attr_value, dtypes, errors
 from aiotf.framework.common_shapes import explicit_padding_error
 from aiotf.kernels import nn_kernels, winograd
 from aiotf.kernels.math_kernels import FLOATS, shape_str
-from aiotf.kernels.registry import NS_PER_ELEMENT, NS_PER_FLOP, input_elements, register_kernel
+from aiotf.kernels.registry import (
+    NS_PER_ELEMENT,
+    NS_PER_FLOP,
+    KernelNode,
+    input_elements,
+    register_kernel,
+)
 from aiotf.proto import NodeDef
 
 Array = np.ndarray[Any, Any]
@@ -427,33 +433,37 @@ def max_pool(
 
 
 # The remapper's MaxPool of BiasAdd and/or Relu (``runtime/remapper.py``), computed pool first.
-# Adding a bias and Relu never reorder two values (rounding to nearest is monotone), so a
-# window's largest input, biased and rectified, is the largest of its biased and rectified
-# inputs, and they run on the pooled elements: a quarter of them under 2x2 pools. The two orders
-# part only where the pool met nothing but NaN or -inf in a window (it answers lowest: biased
-# and rectified, lowest would be 0) or the bias is not finite (inf + -inf is NaN), and then the
-# ops run in the graph's order.
+# The pool starts each window at the lowest finite value L and skips NaNs, so the graph's order
+# gives max(L, f(x_1), ..., f(x_n)) over a window's non-NaN inputs, f the bias and Relu. Adding a
+# bias and Relu never reorder two values (rounding to nearest is monotone), so that is
+# max(L, f(max(x_i))): f runs on the pooled tensor, a quarter of the elements under 2x2 pools.
+# Where f could part from it, the ops run in the graph's order: a window of nothing but NaN or
+# -inf (the pool answers L, but f(L) is not L), or a bias that is not finite (inf + -inf is NaN).
+# And max(L, .) stays: a bias can overflow to -inf, which the graph's order answers with L.
 @register_kernel("_FusedMaxPool", types={"T": FLOATS}, cost=input_elements)
 def fused_max_pool(
     x: Array,
     *args: Array,
     fused_ops: list[bytes],
-    fused_names: list[bytes],
     ksize: list[int],
     strides: list[int],
     padding: bytes,
     explicit_paddings: list[int],
     data_format: bytes,
+    node: KernelNode,
 ) -> Array:
     def pool(v: Array) -> Array:
-        pooled: Array = max_pool(
-            v,
-            ksize=ksize,
-            strides=strides,
-            padding=padding,
-            explicit_paddings=explicit_paddings,
-            data_format=data_format,
-        )
+        try:
+            pooled: Array = max_pool(
+                v,
+                ksize=ksize,
+                strides=strides,
+                padding=padding,
+                explicit_paddings=explicit_paddings,
+                data_format=data_format,
+            )
+        except errors.OpError as e:
+            raise _as_graph_node_error(e, node, len(fused_ops)) from e
         return pooled
 
     channels = 1 if data_format == b"NCHW" else 3
@@ -463,26 +473,48 @@ def fused_max_pool(
         or (np.ndim(bias) == 1 and len(bias) == x.shape[channels] and np.isfinite(bias).all())
     ):
         pooled = pool(x)
-        if not (pooled == _lowest(pooled.dtype)).any():
-            return _activations(pooled, bias, fused_ops, fused_names, data_format)
-    return pool(_activations(x, bias, fused_ops, fused_names, data_format))
+        lowest = _lowest(pooled.dtype)
+        if not (pooled == lowest).any():
+            out = _activations(pooled, bias, node)
+            if fused_ops[-1] == b"BiasAdd":  # a fresh array: a Relu's is never below 0
+                np.maximum(out, lowest, out=out)
+            return out
+    return pool(_activations(x, bias, node))
 
 
-def _activations(
-    x: Array, bias: Array | None, ops: list[bytes], names: list[bytes], data_format: bytes
-) -> Array:
-    """``ops`` (BiasAdd, Relu) applied to ``x`` in turn; an error names the op's own node."""
-    for op, name in zip(ops, names, strict=True):
+def _activations(x: Array, bias: Array | None, node: KernelNode) -> Array:
+    """The fused BiasAdd and/or Relu of ``node`` applied to ``x`` in turn."""
+    for i, op in enumerate(node.attrs["fused_ops"]):
         try:
             if op == b"BiasAdd":
-                x = nn_kernels.bias_add(x, bias, data_format=data_format)
+                x = nn_kernels.bias_add(x, bias, data_format=node.attrs["data_format"])
             else:
                 x = nn_kernels.relu(x)
         except errors.OpError as e:
-            node = NodeDef(name=name.decode(), op=op.decode())
-            message = f"{e.message}\n\t [[{{{{node {node.name}}}}}]]"
-            raise type(e)(node, None, message) from e
+            raise _as_graph_node_error(e, node, i) from e
     return x
+
+
+_FUSED_ATTRS = {
+    b"BiasAdd": ("T", "data_format"),
+    b"Relu": ("T",),
+    b"MaxPool": ("T", "ksize", "strides", "padding", "explicit_paddings", "data_format"),
+}
+
+
+def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.OpError:
+    """``e`` as the graph's own node ``i`` of the fused chain (its BiasAdd, Relu, then the
+    MaxPool) raises it: naming that node, with its op, device, data inputs and attrs."""
+    ops = [*node.attrs["fused_ops"], b"MaxPool"]
+    names = [n.decode() for n in node.attrs["fused_names"]] + [node.name]
+    node_def = NodeDef(name=names[i], op=ops[i].decode(), device=node.device)
+    node_def.input.append(node.inputs[0] if i == 0 else names[i - 1])
+    if ops[i] == b"BiasAdd":
+        node_def.input.append(node.inputs[1])
+    for key in _FUSED_ATTRS[ops[i]]:
+        node_def.attr[key].CopyFrom(attr_value.encode(node.attrs[key]))
+    message = f"{e.message}\n\t [[{{{{node {node_def.name}}}}}]]"
+    return type(e)(node_def, None, message)
 
 
 def _valid_counts(size: int, out: int, k: int, stride: int, before: int) -> Array:

@@ -110,6 +110,7 @@ class KernelNode:
     input_dtypes: tuple[dtypes.DType, ...]
     output_dtypes: tuple[dtypes.DType, ...]
     device: str = ""
+    inputs: tuple[str, ...] = ()  # the data inputs, as NodeDef spells them ("x", "x:1")
 
 
 @dataclasses.dataclass(frozen=True)

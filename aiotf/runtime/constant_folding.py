@@ -28,7 +28,6 @@ import numpy as np
 
 from aiotf.framework import dtypes, op_def_registry
 from aiotf.kernels import registry as kernel_registry
-from aiotf.kernels.registry import KernelNode
 from aiotf.runtime.graph import Graph, Node
 
 # TensorFlow's default ``max_constant_size_in_bytes`` (``max_folded_constant_in_bytes`` = 0).
@@ -88,14 +87,7 @@ def _evaluate(node: Node, values: Mapping[str, Values]) -> Values | None:
     kernel_def = kernel_registry.find_kernel_def(node.op, "CPU", node.attrs)
     if kernel_def is None or kernel_def.is_async or kernel_def.wants_ctx:
         return None
-    kernel_node = KernelNode(
-        node.name,
-        node.op,
-        node.attrs,
-        node.input_dtypes(),
-        node.output_dtypes,
-        node.assigned_device,
-    )
+    kernel_node = node.kernel_node(node.assigned_device)
     args = [values[src][k] for src, k in node.inputs]
     try:
         result = kernel_registry.create_kernel(kernel_node, "CPU").compute(*args)

@@ -39,7 +39,7 @@ from aiotf.framework.op_def_registry import ArgDef, OpDef
 from aiotf.framework.op_defs.functional_ops import signature_arg, signature_op_def
 from aiotf.kernels import registry as kernel_registry
 from aiotf.kernels.context import StepContext
-from aiotf.kernels.registry import KernelNode, OpKernel
+from aiotf.kernels.registry import OpKernel
 from aiotf.proto import FunctionDefLibrary, NodeDef
 from aiotf.runtime import graph_optimizer
 from aiotf.runtime.executor import Executor
@@ -48,9 +48,7 @@ from aiotf.runtime.graph import Graph, Node, node_from_def
 
 def create_kernel(node: Node, device: Device) -> OpKernel:
     """The kernel of ``node`` on ``device``; a missing kernel is ``NotFoundError`` naming it."""
-    kernel_node = KernelNode(
-        node.name, node.op, node.attrs, node.input_dtypes(), node.output_dtypes, device.name
-    )
+    kernel_node = node.kernel_node(device.name)
     try:
         return kernel_registry.create_kernel(kernel_node, device.device_type)
     except errors.OpError as e:

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiotf.framework import attr_value, dtypes, errors, op_def_registry
 from aiotf.framework.op_def_registry import OpDef
+from aiotf.kernels.registry import KernelNode
 from aiotf.proto import GraphDef, NameAttrList, NodeDef
 
 
@@ -61,6 +62,18 @@ class Node:
 
     def input_dtypes(self) -> tuple[dtypes.DType, ...]:
         return tuple(op_def_registry.input_types(self.op_def, self.attrs))
+
+    def kernel_node(self, device: str) -> KernelNode:
+        """What this node's kernel may know about it, on ``device`` (a device name)."""
+        return KernelNode(
+            self.name,
+            self.op,
+            self.attrs,
+            self.input_dtypes(),
+            self.output_dtypes,
+            device,
+            tuple(src if k == 0 else f"{src}:{k}" for src, k in self.inputs),
+        )
 
     def copy(self) -> Node:
         clone = Node.__new__(Node)

@@ -13,12 +13,15 @@ The pattern: a MaxPool whose input is a Relu or a BiasAdd, or a Relu of a BiasAd
 dtype; the BiasAdd in the pool's data format (NHWC or NCHW); each fused op read by nothing but
 the next one (no other data or control edge, so no one fetches it) and not asked to run. The
 fused node takes the MaxPool's name (its consumers and fetches are unchanged) and every control
-input of the three; an error of the BiasAdd still names the BiasAdd.
+input of the three; an error of the BiasAdd still names the BiasAdd. Only where the pool's
+device type has a ``_FusedMaxPool`` kernel (CPU; grappler too remaps on CPU alone).
 """
 
 from __future__ import annotations
 
 from aiotf.framework import dtypes, op_def_registry
+from aiotf.framework.device_spec import DeviceSpec
+from aiotf.kernels import registry as kernel_registry
 from aiotf.runtime.graph import Graph, Node
 
 _FLOATS = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64})
@@ -30,13 +33,20 @@ def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
     consumers = graph.consumers()
     changed = False
     for pool in graph:
-        if pool.op != "MaxPool" or pool.attrs["T"] not in _FLOATS:
+        if pool.op != "MaxPool" or pool.attrs["T"] not in _FLOATS or not _has_kernel(pool):
             continue
         chain = _fusable_chain(graph, pool, consumers, keep)
         if chain:
             _fuse(graph, pool, chain)
             changed = True
     return changed
+
+
+def _has_kernel(pool: Node) -> bool:
+    """Whether the pool's device has a ``_FusedMaxPool`` kernel (a device type of its own may
+    have MaxPool's alone)."""
+    device_type = DeviceSpec.from_string(pool.assigned_device).device_type or ""
+    return kernel_registry.has_kernel("_FusedMaxPool", device_type, pool.attrs)
 
 
 def _fusable_chain(
