@@ -2,6 +2,7 @@
 
 from aiotf.framework import common_shapes
 from aiotf.framework.op_def_registry import register_op
+from aiotf.framework.op_defs.nn_ops import MAX_POOL_WINDOW_ATTRS
 
 register_op(
     "_Arg",
@@ -52,11 +53,7 @@ register_op(
         "num_args: int >= 0",
         "fused_ops: list(string)",
         "fused_names: list(string)",
-        "ksize: list(int) >= 4",
-        "strides: list(int) >= 4",
-        "padding: {'SAME', 'VALID', 'EXPLICIT'}",
-        "explicit_paddings: list(int) = []",
-        "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'",
+        *MAX_POOL_WINDOW_ATTRS,
     ],
     shape_fn=common_shapes.pool,
 )

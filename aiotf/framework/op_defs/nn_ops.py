@@ -94,6 +94,13 @@ register_op(
     ],
     shape_fn=common_shapes.depthwise_conv2d,
 )
+MAX_POOL_WINDOW_ATTRS = [  # MaxPool's, and the remapper's _FusedMaxPool's (internal_ops.py)
+    "ksize: list(int) >= 4",
+    "strides: list(int) >= 4",
+    "padding: {'SAME', 'VALID', 'EXPLICIT'}",
+    "explicit_paddings: list(int) = []",
+    "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'",
+]
 register_op(
     "MaxPool",
     inputs=["input: T"],
@@ -101,11 +108,7 @@ register_op(
     attrs=[
         "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} "
         "= float",
-        "ksize: list(int) >= 4",
-        "strides: list(int) >= 4",
-        "padding: {'SAME', 'VALID', 'EXPLICIT'}",
-        "explicit_paddings: list(int) = []",
-        "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'",
+        *MAX_POOL_WINDOW_ATTRS,
     ],
     shape_fn=common_shapes.pool,
 )
