@@ -444,7 +444,6 @@ def max_pool(
 def fused_max_pool(
     x: Array,
     *args: Array,
-    fused_ops: list[bytes],
     ksize: list[int],
     strides: list[int],
     padding: bytes,
@@ -463,7 +462,7 @@ def fused_max_pool(
                 data_format=data_format,
             )
         except errors.OpError as e:
-            raise _as_graph_node_error(e, node, len(fused_ops)) from e
+            raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
         return pooled
 
     channels = 1 if data_format == b"NCHW" else 3
@@ -476,7 +475,7 @@ def fused_max_pool(
         lowest = _lowest(pooled.dtype)
         if not (pooled == lowest).any():
             out = _activations(pooled, bias, node)
-            if fused_ops[-1] == b"BiasAdd":  # a fresh array: a Relu's is never below 0
+            if node.attrs["fused_ops"][-1] == b"BiasAdd":  # fresh; a Relu's is never below 0
                 np.maximum(out, lowest, out=out)
             return out
     return pool(_activations(x, bias, node))
