@@ -144,6 +144,24 @@ async def test_explicit_padding_pads_each_side_as_given_and_is_checked_as_tensor
         await run("Conv2D", [x, f], {**attrs, "padding": b"SAME"})
 
 
+@pytest.mark.parametrize(("strides", "dil"), [((1, 1), (1, 1)), ((2, 1), (1, 2))])
+async def test_conv2d_windows_of_a_view_nchw_valid(run, same, strides, dil) -> None:
+    # VALID pads nothing, so the windows are a view of the NCHW input seen as NHWC (not
+    # contiguous): another way to the strided view than a padded copy's
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 8, 9, 3)).astype(F32)
+    f = rng.standard_normal((3, 2, 3, 4)).astype(F32)
+    attrs = {
+        "strides": [1, 1, *strides],
+        "dilations": [1, 1, *dil],
+        "padding": b"VALID",
+        "data_format": b"NCHW",
+    }
+    got = await run("Conv2D", [x.transpose(0, 3, 1, 2).copy(), f], attrs)
+    want = naive_conv(x, f, strides, dil, "VALID").transpose(0, 3, 1, 2)
+    same(got, want, rtol=1e-4, atol=1e-5)
+
+
 async def test_conv2d_nchw_and_errors(run, same) -> None:
     rng = np.random.default_rng(2)
     x, f = (
