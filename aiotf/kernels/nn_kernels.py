@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 
 from aiotf.framework import dtypes, errors
+from aiotf.kernels import derived
 from aiotf.kernels.math_kernels import FLOATS, NUMERIC, shape_str
 from aiotf.kernels.registry import elementwise_cost, register_kernel
 
@@ -19,9 +20,9 @@ Array = np.ndarray[Any, Any]
 # scalar or a broadcast row as the second operand it takes a slower loop (on the benchmark
 # machine: maximum with a scalar 0 takes 2.5x, the add of a 32-float bias row 1.5-1.9x as long;
 # a row of 512 is as fast as a tile). So over a large contiguous tensor Relu, and BiasAdd with a
-# short bias, go chunk by chunk against one contiguous tile of CHUNK elements (zeros, or the bias
-# repeated) that stays in cache: the same values, at about 1.3 us a chunk (a smaller tile costs
-# more calls than it saves).
+# short bias, run against one contiguous tile of about CHUNK elements (zeros, or the bias
+# repeated; a constant bias's tile is made once, see ``derived``) that stays in cache: the
+# tensor as rows of the tile's length in one call, then what is left: the same values.
 CHUNK = 1 << 16
 SHORT_ROW = 256  # a bias row at least this long broadcasts as fast as a tile
 _ZEROS: dict[np.dtype[Any], Array] = {}
@@ -33,12 +34,15 @@ def _large_contiguous(x: Array) -> bool:
 
 def _tiled(ufunc: Any, x: Array, tile: Array) -> Array:
     """``ufunc(x, pattern)`` for contiguous ``x``, where ``tile`` repeats the second operand's
-    pattern and each chunk of ``tile.size`` elements of ``x`` starts at a repeat."""
+    pattern and each run of ``tile.size`` elements of ``x`` starts at a repeat."""
     out = np.empty_like(x)
-    xf, of, n, step = x.reshape(-1), out.reshape(-1), x.size, tile.size
-    for start in range(0, n, step):
-        end = min(start + step, n)
-        ufunc(xf[start:end], tile[: end - start], out=of[start:end])
+    xf, of, step = x.reshape(-1), out.reshape(-1), tile.size
+    whole = x.size // step * step
+    if whole:
+        rows = (whole // step, step)
+        ufunc(xf[:whole].reshape(rows), tile, out=of[:whole].reshape(rows))
+    if whole < x.size:
+        ufunc(xf[whole:], tile[: x.size - whole], out=of[whole:])
     return out
 
 
@@ -82,9 +86,14 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
 def _add_bias(value: Array, bias: Array) -> Array:
     """``value + bias`` along the last axis (a short bias row through a tile, see CHUNK)."""
     if 0 < bias.size < SHORT_ROW and value.dtype == bias.dtype and _large_contiguous(value):
-        return _tiled(np.add, value, np.tile(bias, CHUNK // bias.size))
+        return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile))
     out: Array = value + bias
     return out
+
+
+def _bias_tile(bias: Array) -> Array:
+    tile: Array = np.tile(bias, CHUNK // bias.size)
+    return tile
 
 
 @register_kernel("Relu", cost=elementwise_cost, types={"T": NUMERIC})
