@@ -324,6 +324,20 @@ async def test_bias_add_of_a_large_tensor_is_numpys_add(run, same, shape, channe
     same(got, nchw + bias[:3, None, None], rtol=0)
 
 
+def test_a_constant_bias_tile_is_made_once_and_values_stay_right() -> None:
+    from aiotf.kernels import derived, nn_kernels
+
+    rng = np.random.default_rng(7)
+    bias = rng.standard_normal(32).astype(F32)
+    derived.freeze(bias)  # as the Const kernel does with its value
+    for _ in range(2):
+        value = rng.standard_normal((70, 14, 14, 32)).astype(F32)  # 439,040: not whole tiles
+        assert np.array_equal(nn_kernels.bias_add(value, bias, data_format=b"NHWC"), value + bias)
+        tile = derived.kept("bias_tile", bias)
+        assert tile is not None and tile.size == 65_536 // 32 * 32
+        assert not tile.flags.writeable
+
+
 async def test_l2loss(run, same) -> None:
     x = np.arange(6, dtype=np.float64).reshape(2, 3)
     same(await run("L2Loss", [x]), np.array((x**2).sum() / 2))
