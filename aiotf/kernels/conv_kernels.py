@@ -447,6 +447,11 @@ def max_pool(
     return _from_nhwc(out, data_format)
 
 
+# The graph's own nodes a _FusedMaxPool stands for: their attrs (the pool's window, and T).
+_POOL_WINDOW = ("ksize", "strides", "padding", "explicit_paddings", "data_format")
+_FUSED_ATTRS = {b"BiasAdd": ("T", "data_format"), b"Relu": ("T",), b"MaxPool": ("T", *_POOL_WINDOW)}
+
+
 # The remapper's MaxPool of BiasAdd and/or Relu (``runtime/remapper.py``), computed pool first.
 # The pool starts each window at the lowest finite value L and skips NaNs, so the graph's order
 # gives max(L, f(x_1), ..., f(x_n)) over a window's non-NaN inputs, f the bias and Relu. Adding a
@@ -456,31 +461,17 @@ def max_pool(
 # -inf (the pool answers L, but f(L) is not L), or a bias that is not finite (inf + -inf is NaN).
 # And max(L, .) stays: a bias can overflow to -inf, which the graph's order answers with L.
 @register_kernel("_FusedMaxPool", types={"T": FLOATS}, cost=input_elements)
-def fused_max_pool(
-    x: Array,
-    *args: Array,
-    ksize: list[int],
-    strides: list[int],
-    padding: bytes,
-    explicit_paddings: list[int],
-    data_format: bytes,
-    node: KernelNode,
-) -> Array:
+def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
+    window = {key: node.attrs[key] for key in _POOL_WINDOW}
+
     def pool(v: Array) -> Array:
         try:
-            pooled: Array = max_pool(
-                v,
-                ksize=ksize,
-                strides=strides,
-                padding=padding,
-                explicit_paddings=explicit_paddings,
-                data_format=data_format,
-            )
+            pooled: Array = max_pool(v, **window)
         except errors.OpError as e:
             raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
         return pooled
 
-    channels = 1 if data_format == b"NCHW" else 3
+    channels = 1 if window["data_format"] == b"NCHW" else 3
     bias = args[0] if args else None
     if np.ndim(x) == 4 and (
         bias is None
@@ -507,13 +498,6 @@ def _activations(x: Array, bias: Array | None, node: KernelNode) -> Array:
         except errors.OpError as e:
             raise _as_graph_node_error(e, node, i) from e
     return x
-
-
-_FUSED_ATTRS = {
-    b"BiasAdd": ("T", "data_format"),
-    b"Relu": ("T",),
-    b"MaxPool": ("T", "ksize", "strides", "padding", "explicit_paddings", "data_format"),
-}
 
 
 def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.OpError:

@@ -25,7 +25,6 @@ from aiotf.kernels import registry as kernel_registry
 from aiotf.runtime.graph import Graph, Node
 
 _FLOATS = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64})
-_POOL_ATTRS = ("ksize", "strides", "padding", "explicit_paddings", "data_format")
 
 
 def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
@@ -79,9 +78,8 @@ def _fusable_chain(
 
 def _fuse(graph: Graph, pool: Node, chain: list[Node]) -> None:
     bias = [n.inputs[1] for n in chain if n.op == "BiasAdd"]
-    attrs = {key: pool.attrs[key] for key in _POOL_ATTRS}
+    attrs = dict(pool.attrs)  # its window and T
     attrs.update(
-        T=pool.attrs["T"],
         num_args=len(bias),
         fused_ops=[n.op.encode() for n in chain],
         fused_names=[n.name.encode() for n in chain],

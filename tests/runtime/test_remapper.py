@@ -183,7 +183,7 @@ def fused_alone(
         "pool", "_FusedMaxPool", attrs, (), (), CPU0, ("x", "b")[: 1 + (b is not None)]
     )
     args = [b] if b is not None else []
-    return conv_kernels.fused_max_pool(x, *args, **pool, node=node)
+    return conv_kernels.fused_max_pool(x, *args, node=node)
 
 
 @pytest.fixture
