@@ -325,6 +325,34 @@ async def test_runtime_runs_a_function_and_caches_its_instantiation(device_mgr: 
     assert runtime.num_instantiated == 1
 
 
+async def test_a_pool_of_bias_and_relu_in_a_body_is_fused_and_answers_the_same(
+    device_mgr: DeviceMgr,
+) -> None:
+    window = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": b"VALID"}
+    block = fdef(
+        "block",
+        [("x", F32), ("b", F32)],
+        [("y", F32)],
+        [
+            node("bias", "BiasAdd", ["x", "b"], T=F32),
+            node("relu", "Relu", ["bias:output:0"], T=F32),
+            node("pool", "MaxPool", ["relu:activations:0"], T=F32, **window),
+        ],
+        {"y": "pool:output:0"},
+    )
+    runtime = FunctionLibraryRuntime(library(block))
+    device = device_mgr.client_device
+    handle = runtime.instantiate("block", {}, device)
+    body = runtime.executor(handle).graph
+    assert "_FusedMaxPool" in {n.op for n in body} and "relu" not in body
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4, 6, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    (out,) = await runtime.call(handle, ctx_on(device, runtime), [x, b])
+    want = np.maximum(x + b, 0).reshape(2, 2, 2, 3, 2, 3).max(axis=(2, 4))
+    np.testing.assert_array_equal(out, want)
+
+
 async def test_other_attrs_are_another_instantiation(device_mgr: DeviceMgr) -> None:
     f = fdef(
         "ident",
