@@ -19,12 +19,10 @@ device type has a ``_FusedMaxPool`` kernel (CPU; grappler too remaps on CPU alon
 
 from __future__ import annotations
 
-from aiotf.framework import dtypes, op_def_registry
+from aiotf.framework import op_def_registry
 from aiotf.framework.device_spec import DeviceSpec
 from aiotf.kernels import registry as kernel_registry
 from aiotf.runtime.graph import Graph, Node
-
-_FLOATS = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64})
 
 
 def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
@@ -32,7 +30,7 @@ def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
     consumers = graph.consumers()
     changed = False
     for pool in graph:
-        if pool.op != "MaxPool" or pool.attrs["T"] not in _FLOATS or not _has_kernel(pool):
+        if pool.op != "MaxPool" or not _has_kernel(pool):
             continue
         chain = _fusable_chain(graph, pool, consumers, keep)
         if chain:
@@ -42,8 +40,8 @@ def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
 
 
 def _has_kernel(pool: Node) -> bool:
-    """Whether the pool's device has a ``_FusedMaxPool`` kernel (a device type of its own may
-    have MaxPool's alone)."""
+    """Whether the pool's device has a ``_FusedMaxPool`` kernel for its dtype (floats; a device
+    type of its own may have MaxPool's alone)."""
     device_type = DeviceSpec.from_string(pool.assigned_device).device_type or ""
     return kernel_registry.has_kernel("_FusedMaxPool", device_type, pool.attrs)
 
