@@ -282,8 +282,8 @@ def _winograd_conv(
     ah, aw = m + kh - 1, m + kw - 1
     # Padded as TensorFlow pads, and on to whole tiles (the outputs past oh, ow are dropped).
     (top, _), (left, _) = pads
-    xp = np.zeros((n, th * m + kh - 1, tw * m + kw - 1, c), np.float32)
-    xp[:, top : top + h, left : left + w] = xn
+    bottom, right = th * m + kh - 1 - top - h, tw * m + kw - 1 - left - w
+    xp = _padded(xn.astype(np.float32, copy=False), ((top, bottom), (left, right)))
     s0, s1, s2, s3 = xp.strides
     in_tiles = _view(xp, (n, th, tw, c, ah, aw), (s0, m * s1, m * s2, s3, s1, s2))
     out = np.empty((n, th * m, tw * m, out_c), np.float32)

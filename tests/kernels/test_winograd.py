@@ -68,6 +68,7 @@ def conv(x: Any, f: Any, padding: bytes = b"SAME", **attrs: Any) -> Any:
         ((2, 9, 11, 16), (3, 3, 16, 16), "SAME"),  # 3x3 tiles; the last row and column overhang
         ((2, 12, 12, 16), (5, 5, 16, 24), "SAME"),  # whole tiles
         ((3, 13, 10, 17), (5, 3, 17, 16), "VALID"),  # 5x3: a different transform per axis
+        ((3, 14, 10, 16), (3, 3, 16, 16), "VALID"),  # nothing padded: tiles of the input itself
     ],
 )
 def test_conv2d_by_winograd_matches_naive_loops(
@@ -80,6 +81,18 @@ def test_conv2d_by_winograd_matches_naive_loops(
     want = naive_conv(x.astype(np.float64), f.astype(np.float64), (1, 1), (1, 1), padding)
     assert got.dtype == F32 and got.shape == want.shape and got.flags.c_contiguous
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * np.abs(want).max())
+
+
+def test_tiles_of_an_unpadded_input_seen_through_a_transpose(
+    convolved: list[tuple[int, ...]],
+) -> None:
+    # NCHW, VALID and whole tiles: the tiles are a view of the transposed input (not contiguous)
+    x, f = operands(4, (3, 14, 10, 16), (3, 3, 16, 16))
+    got = conv(np.transpose(x, (0, 3, 1, 2)), f, b"VALID", data_format=b"NCHW")
+    assert convolved, "im2col ran instead"
+    want = naive_conv(x.astype(np.float64), f.astype(np.float64), (1, 1), (1, 1), "VALID")
+    tol = {"rtol": 1e-4, "atol": 2e-5 * np.abs(want).max()}
+    np.testing.assert_allclose(np.transpose(got, (0, 2, 3, 1)), want, **tol)
 
 
 def test_explicit_padding_nchw_and_half_precision_go_through_winograd_too(
