@@ -20,27 +20,39 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import glob
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-_SYMBOLS = (  # (set, get) thread-count functions, by OpenBLAS flavour
-    ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
-    ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
-    ("openblas_set_num_threads", "openblas_get_num_threads"),
+_FLAVOURS = (  # (prefix, suffix) of the exported names, by OpenBLAS flavour
+    ("scipy_openblas_", "64_"),
+    ("scipy_openblas_", ""),
+    ("openblas_", ""),
 )
 
 
 class _Controls:
-    """The loaded OpenBLAS's ``set_num_threads`` / ``get_num_threads``, if found."""
+    """The loaded OpenBLAS's ``set_num_threads`` / ``get_num_threads``, and what it says of
+    itself (``get_config``: version and build options; ``get_corename``: the kernels chosen
+    for this CPU)."""
 
-    def __init__(self, set_threads: Callable[[int], Any], get_threads: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        set_threads: Callable[[int], Any],
+        get_threads: Callable[[], int],
+        config: str,
+        corename: str,
+    ) -> None:
         self.set = set_threads
         self.get = get_threads
+        self.config = config
+        self.corename = corename
 
 
 def _library_paths() -> list[str]:
@@ -63,14 +75,30 @@ def _find_controls() -> _Controls | None:
             lib = ctypes.CDLL(path)  # already loaded by numpy: the same handle
         except OSError:
             continue
-        for set_name, get_name in _SYMBOLS:
-            set_fn = getattr(lib, set_name, None)
-            get_fn = getattr(lib, get_name, None)
-            if set_fn is not None and get_fn is not None:
-                set_fn.argtypes, set_fn.restype = [ctypes.c_int], None
-                get_fn.argtypes, get_fn.restype = [], ctypes.c_int
-                return _Controls(set_fn, get_fn)
+        for prefix, suffix in _FLAVOURS:
+            set_fn = getattr(lib, f"{prefix}set_num_threads{suffix}", None)
+            get_fn = getattr(lib, f"{prefix}get_num_threads{suffix}", None)
+            if set_fn is None or get_fn is None:
+                continue
+            set_fn.argtypes, set_fn.restype = [ctypes.c_int], None
+            get_fn.argtypes, get_fn.restype = [], ctypes.c_int
+            return _Controls(
+                set_fn,
+                get_fn,
+                _text(lib, f"{prefix}get_config{suffix}"),
+                _text(lib, f"{prefix}get_corename{suffix}"),
+            )
     return None
+
+
+def _text(lib: ctypes.CDLL, name: str) -> str:
+    """What the library's function ``name`` of no arguments returns as a C string, or ''."""
+    fn = getattr(lib, name, None)
+    if fn is None:
+        return ""
+    fn.argtypes, fn.restype = [], ctypes.c_char_p
+    value = fn()
+    return value.decode("ascii", "replace") if isinstance(value, bytes) else ""
 
 
 class _SingleThreaded:
@@ -112,6 +140,10 @@ class _SingleThreaded:
             controls = self._get_controls()
         return None if controls is None else int(controls.get())
 
+    def controls(self) -> _Controls | None:
+        with self._lock:
+            return self._get_controls()
+
 
 _STATE = _SingleThreaded()
 
@@ -129,3 +161,23 @@ def single_threaded() -> Iterator[None]:
 def blas_threads() -> int | None:
     """OpenBLAS's thread count now, or None when no OpenBLAS is loaded."""
     return _STATE.threads()
+
+
+# x86 cores whose OpenBLAS kernels include small-matrix sgemm (no packing of the operands; the
+# SkylakeX kernels, which Cooperlake and Sapphire Rapids reuse), and the first version with them
+# in every DYNAMIC_ARCH build.
+_SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
+_SMALL_GEMM_SINCE = (0, 3, 20)
+
+
+@functools.cache
+def small_gemm_kernels() -> bool:
+    """Whether the loaded OpenBLAS multiplies small float32 matrices with its small-matrix
+    kernels, which read the operands where they lie instead of packing them first (taken when
+    m·n·k <= 100^3; with a transposed right operand, only when m·n <= 1200 and k >= 32, as
+    ``sgemm_small_kernel_permit`` of the SkylakeX kernels decides)."""
+    controls = _STATE.controls()
+    if controls is None or controls.corename.lower() not in _SMALL_GEMM_CORES:
+        return False
+    found = re.match(r"OpenBLAS (\d+)\.(\d+)\.(\d+)", controls.config)
+    return found is not None and tuple(map(int, found.groups())) >= _SMALL_GEMM_SINCE
