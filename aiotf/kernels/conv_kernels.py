@@ -29,7 +29,7 @@ from numpy.lib.stride_tricks import as_strided
 from aiotf.devices import intra_op
 from aiotf.framework import attr_value, dtypes, errors
 from aiotf.framework.common_shapes import explicit_padding_error
-from aiotf.kernels import nn_kernels, winograd
+from aiotf.kernels import nn_kernels, products, winograd
 from aiotf.kernels.math_kernels import FLOATS, shape_str
 from aiotf.kernels.registry import (
     NS_PER_ELEMENT,
@@ -253,10 +253,10 @@ def _conv_gemm(windows: Array, wmat: Array, out: Array) -> None:
             cols_t = np.empty((depth, last - first), wmat.dtype)
             taps = np.transpose(windows[n0:n1, h0:h1, :, :, :, 0], (3, 4, 0, 1, 2))
             cols_t.reshape(taps.shape)[...] = taps
-            np.matmul(cols_t.T, wmat, out=rows[first:last])
+            products.into(cols_t.T, wmat, rows[first:last])
         else:
             cols = np.ascontiguousarray(windows[n0:n1, h0:h1], dtype=wmat.dtype)
-            np.matmul(cols.reshape(-1, depth), wmat, out=rows[first:last])
+            products.into(cols.reshape(-1, depth), wmat, rows[first:last])
 
     intra_op.parallel_for(len(blocks), block)
 

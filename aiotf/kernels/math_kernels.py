@@ -10,9 +10,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from aiotf.devices import blas, intra_op
+from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
-from aiotf.kernels import derived
+from aiotf.kernels import products
 from aiotf.kernels.registry import (
     NS_PER_ELEMENT,
     NS_PER_FLOP,
@@ -150,7 +150,7 @@ def _matmul_fast_for(*, transpose_a: bool, transpose_b: bool) -> Callable[[Array
     def fast(a: Array, b: Array) -> Array:
         if a.ndim != 2 or b.ndim != 2:
             raise ValueError("not two matrices")
-        return product(a.T if transpose_a else a, b.T if transpose_b else b)
+        return products.product(a.T if transpose_a else a, b.T if transpose_b else b)
 
     return fast
 
@@ -181,119 +181,46 @@ def matmul(a: Array, b: Array) -> Array:
 
     The parts are row blocks of ``a`` (or, for few rows, column blocks of ``b``, so each thread
     streams only its share of a big weight matrix); every output element is still one dot
-    product over the whole inner dimension, by the same BLAS kernel, so the result does not
-    depend on the split.
+    product over the whole inner dimension, by the same BLAS kernel (``products``), so the
+    result does not depend on the split.
     """
     (m, k), n = a.shape, b.shape[1]
     flops = 2.0 * m * k * n
-    width = _panel_width(a, b)
-    columns = _columns(b) if width else None
+    how = products.way(a, b)
     workers = 1 if flops < PARALLEL_MIN_FLOPS else intra_op.workers()
     if workers == 1 or a.dtype.kind not in "fc":
-        if columns is not None:
-            out = np.empty((m, n), a.dtype)
-            _panel_product(a, columns, width, out, 0, n)
-            return out
-        result: Array = np.matmul(a, b)
-        return result
-    by_rows = columns is None and (m >= 2 * n or m >= 256)
+        return products.product(a, b, how)
+    by_rows = how.columns is None and (how.rows > 0 or m >= 2 * n or m >= 256)
     extent = m if by_rows else n
     # One part per thread: four parts for two threads cost mlp's MatMuls ~3% more (a narrower
     # product runs slower, and the helper's late start is not recovered by smaller parts). The
     # calling thread's part is the longer, by the helpers' start delay (intra_op.lead_bounds),
-    # in whole blocks of PART_ALIGN rows or columns (and of whole panels).
+    # in whole blocks of PART_ALIGN rows or columns; or in whole row stacks or panels, so that
+    # every row or column of the product is made by the same call as on one thread.
     parts = int(min(extent, workers, max(2, flops // PART_FLOPS)))
-    align = max(PART_ALIGN, width)
-    bounds = intra_op.lead_bounds(extent, parts, _SPLIT_RATE.seconds(flops), align)
+    seconds = _SPLIT_RATE.seconds(flops)
+    unit = how.rows or how.width
+    if unit:
+        units = -(-extent // unit)
+        bounds = [
+            min(extent, b * unit) for b in intra_op.lead_bounds(units, min(parts, units), seconds)
+        ]
+    else:
+        bounds = intra_op.lead_bounds(extent, parts, seconds, PART_ALIGN)
     out = np.empty((m, n), np.result_type(a, b))
     clock = time.perf_counter
 
     def part(i: int) -> None:
         lo, hi = bounds[i], bounds[i + 1]
         start = clock()
-        if columns is not None:
-            _panel_product(a, columns, width, out, lo, hi)
-        elif by_rows:
-            np.matmul(a[lo:hi], b, out=out[lo:hi])
+        if by_rows:
+            products.into(a[lo:hi], b, out[lo:hi], how)
         else:
-            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+            products.into(a, b[:, lo:hi], out[:, lo:hi], how.cols(lo, hi))
         _SPLIT_RATE.note(flops * (hi - lo) / extent, clock() - start)
 
-    intra_op.parallel_for(parts, part)
+    intra_op.parallel_for(len(bounds) - 1, part)
     return out
-
-
-def product(a: Array, b: Array) -> Array:
-    """``a @ b`` for 2-D ``a`` and ``b`` on the calling thread (by panels when they pay)."""
-    width = _panel_width(a, b)
-    columns = _columns(b) if width else None
-    if columns is None:
-        result: Array = np.matmul(a, b)
-        return result
-    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    _panel_product(a, columns, width, out, 0, out.shape[1])
-    return out
-
-
-# Products by panels. OpenBLAS packs both operands of a product into blocks before it multiplies
-# them, and with few rows in ``a`` packing the weight matrix ``b`` is most of the work: the cnn's
-# 32x3136x1024 dense layer spent ~1.2 of its ~3.4 ms on one core packing 12.8 MiB that each row
-# then uses 32 times. Its small-matrix kernels (``blas.small_gemm_kernels``) read the operands
-# where they lie, but only for products of up to 100^3 multiply-adds. So such a product runs as
-# one stacked numpy call over panels of ``width`` columns of ``b``, each panel a small product
-# written straight into its columns of the output; the panels are ``b``'s columns as contiguous
-# rows (``b`` transposed: the kernel that reads ``b`` transposed is the fast one here), which a
-# constant's MatMul makes once (``derived``). On one core (AMD EPYC, AVX-512; one run each, the
-# panels against numpy's product): 32x3136x1024 2.3 against 3.2 ms, 64x784x512 463 against
-# 543 µs, 64x512x512 315 against 367, 8x784x512 68 against 143, 256x784x512 1.90 against 2.05 ms.
-# A panel product's bits are the small kernel's, not the packed one's (the last place differs).
-SMALL_GEMM_VOLUME = 100**3  # m·n·k of OpenBLAS's small-matrix products
-SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products with ``b`` transposed
-PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer calls, a full vector of output
-
-
-def _panel_width(a: Array, b: Array) -> int:
-    """The width of the panels ``a @ b`` runs by, or 0 when it runs as one product."""
-    m, k = a.shape
-    n = b.shape[1]
-    if (
-        m < 2  # one row: a matrix-vector product, which packs nothing
-        or k < 32  # the small kernel's own limit with ``b`` transposed
-        or m * k * n <= SMALL_GEMM_VOLUME  # small already: OpenBLAS takes its small kernel
-        or a.dtype != np.float32
-        or b.dtype != np.float32
-        or a.strides[1] != 4  # a transposed ``a`` too would be a kernel with no small form
-        or (m > 16 and (k < 4 * m or n < 256))  # packing pays for itself (measured, above)
-        or not blas.small_gemm_kernels()
-    ):
-        return 0
-    for width in PANEL_WIDTHS:
-        if width * m <= SMALL_GEMM_TN_OUTPUT and width * m * k <= SMALL_GEMM_VOLUME:
-            return width if 2 * width <= n else 0
-    return 0
-
-
-def _columns(b: Array) -> Array | None:
-    """``b``'s columns as the rows of a C-contiguous array (``b.T``): a view when ``b`` is laid
-    out so (a MatMul's ``transpose_b``), else made once for a frozen ``b``; None for any other
-    ``b``, whose copy would cost more than the panels save."""
-    if b.T.flags.c_contiguous:
-        return b.T
-    if derived.kept("columns", b) is None and not (derived.frozen(b) and derived.room(b.nbytes)):
-        return None
-    return derived.derived("columns", b, lambda source: np.ascontiguousarray(source.T))
-
-
-def _panel_product(a: Array, columns: Array, width: int, out: Array, lo: int, hi: int) -> None:
-    """Columns ``lo:hi`` of ``a @ columns.T`` into ``out``, ``lo`` a multiple of ``width``: one
-    stacked product over the whole panels, one more for the columns left over."""
-    m, k = a.shape
-    whole = lo + (hi - lo) // width * width
-    if whole > lo:
-        panels = columns[lo:whole].reshape(-1, width, k).transpose(0, 2, 1)
-        np.matmul(a, panels, out=out[:, lo:whole].reshape(m, -1, width).transpose(1, 0, 2))
-    if hi > whole:
-        np.matmul(a, columns[whole:hi].T, out=out[:, whole:hi])
 
 
 @register_kernel("ArgMax", types={"T": NUMERIC + (dtypes.bool,)}, cost=_arg_cost)
@@ -608,7 +535,7 @@ def add_n(*inputs: Array) -> Array:
         if parts > 1:
             _ADD_N_RATE.note(adds * (hi - lo) / size, clock() - start)
 
-    intra_op.parallel_for(parts, part)
+    intra_op.parallel_for(len(bounds) - 1, part)
     return out
 
 

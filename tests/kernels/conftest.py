@@ -66,3 +66,26 @@ def _ieee_quiet() -> Any:
     """numpy references may divide by zero or overflow on purpose, like the kernels do."""
     with np.errstate(all="ignore"):
         yield
+
+
+def in_pool_thread(threads: int, work: Callable[[], Any]) -> Any:
+    """``work()`` in a thread bound as a pool worker with ``threads`` idle helpers whose start
+    is late (the pool's measured delay) and that never come (the pool is closing), so the caller
+    does every part of a split itself."""
+    import threading
+
+    from aiotf.devices import intra_op
+
+    load = intra_op.PoolLoad(threads)
+    load.helper_delay = 0.2e-3
+    results = []
+
+    def in_pool() -> None:
+        intra_op.bind_worker(lambda fn: False, load)
+        results.append(work())
+
+    thread = threading.Thread(target=in_pool)
+    thread.start()
+    thread.join()
+    (result,) = results
+    return result

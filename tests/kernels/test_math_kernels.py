@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import aiotf
+from tests.kernels.conftest import in_pool_thread
 
 I32 = np.int32
 F32 = np.float32
@@ -134,21 +135,17 @@ async def test_a_large_add_n_sums_left_to_right_however_it_is_split(
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("shape", [(400, 400, 40), (24, 500, 515)])  # by rows; by columns
+@pytest.mark.parametrize("shape", [(400, 400, 200), (24, 500, 515)])  # by rows; by columns
 def test_a_split_matmul_is_the_whole_product(monkeypatch, threads, shape) -> None:
     # In a pool thread whose helpers start late: the caller's part is the longer one
     # (intra_op.lead_bounds); helpers never come (the pool is closing), so it does every part.
-    import threading
-
     from aiotf.devices import intra_op
     from aiotf.kernels import math_kernels
 
     m, k, n = shape
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((m, k)).astype(F32), rng.standard_normal((k, n)).astype(F32)
-    load = intra_op.PoolLoad(threads)
-    load.helper_delay = 0.2e-3
-    products, splits = [], []
+    splits = []
     lead_bounds = intra_op.lead_bounds
 
     def spy(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:
@@ -156,148 +153,16 @@ def test_a_split_matmul_is_the_whole_product(monkeypatch, threads, shape) -> Non
         return splits[-1]
 
     monkeypatch.setattr(intra_op, "lead_bounds", spy)
-
-    def in_pool() -> None:
-        intra_op.bind_worker(lambda fn: False, load)
-        products.append((intra_op.workers(), math_kernels.matmul(a, b)))
-
-    thread = threading.Thread(target=in_pool)
-    thread.start()
-    thread.join()
-    ((workers, product),) = products
+    workers, product = in_pool_thread(
+        threads, lambda: (intra_op.workers(), math_kernels.matmul(a, b))
+    )
     (bounds,) = splits
     first, *rest = np.diff(bounds)
     assert workers == threads + 1 and len(rest) == threads and first > max(rest)
     assert all(b % math_kernels.PART_ALIGN == 0 for b in bounds[1:-1])
-    np.testing.assert_array_equal(product, a @ b)
-
-
-def _in_pool_thread(threads: int, work):
-    """``work()`` in a thread bound as a pool worker with ``threads`` idle helpers that never come
-    (the pool is closing), so the caller does every part of a split itself."""
-    import threading
-
-    from aiotf.devices import intra_op
-
-    load = intra_op.PoolLoad(threads)
-    load.helper_delay = 0.2e-3
-    results = []
-
-    def in_pool() -> None:
-        intra_op.bind_worker(lambda fn: False, load)
-        results.append(work())
-
-    thread = threading.Thread(target=in_pool)
-    thread.start()
-    thread.join()
-    (result,) = results
-    return result
-
-
-@pytest.fixture
-def small_gemm(monkeypatch):
-    """Products by panels whatever the CPU: the panels are correct on any BLAS, only their
-    speed is OpenBLAS's small-matrix kernels' (``blas.small_gemm_kernels``)."""
-    from aiotf.devices import blas
-
-    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
-
-
-# (m, k, n) and the panel width each takes: whole panels, panels and columns left over, and the
-# widest panels that fit OpenBLAS's small products as rows grow.
-PANEL_CASES = [
-    ((2, 3136, 512), 32),
-    ((8, 300, 1000), 32),
-    ((16, 3136, 70), 16),
-    ((32, 3136, 1024), 8),
-    ((64, 784, 517), 16),
-    ((128, 784, 300), 8),
-    ((256, 1100, 300), 0),  # 4 x 256 x 1100 > 100^3: no panel is a small product
-    ((64, 100, 512), 0),  # few inner elements for the rows: packing pays
-    ((1, 784, 512), 0),  # one row: a matrix-vector product
-]
-
-
-@pytest.mark.parametrize(("shape", "width"), PANEL_CASES)
-def test_a_product_by_panels_is_the_product(small_gemm, shape, width) -> None:
-    from aiotf.kernels import derived, math_kernels
-
-    m, k, n = shape
-    rng = np.random.default_rng(11)
-    a, b = rng.standard_normal((m, k)).astype(F32), rng.standard_normal((k, n)).astype(F32)
-    derived.freeze(b)  # a Const's value
-    assert math_kernels._panel_width(a, b) == width
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    alone = math_kernels.product(a, b)
-    np.testing.assert_allclose(alone, want, rtol=1e-4, atol=1e-4 * np.sqrt(k))
-    assert (derived.kept("columns", b) is not None) == (width > 0)
-    # Split over the pool, by panels in each part: the same bits.
-    split = _in_pool_thread(2, lambda: math_kernels.matmul(a, b))
-    np.testing.assert_array_equal(split, alone)
-
-
-def test_panels_need_the_columns_laid_out_as_rows_or_a_frozen_matrix(small_gemm) -> None:
-    from aiotf.kernels import derived, math_kernels
-
-    rng = np.random.default_rng(12)
-    a = rng.standard_normal((32, 3136)).astype(F32)
-    fed = rng.standard_normal((3136, 1024)).astype(F32)
-    assert math_kernels._columns(fed) is None  # a copy of 12.8 MiB a call costs more
-    np.testing.assert_array_equal(math_kernels.product(a, fed), a @ fed)
-    # transpose_b: the columns are the rows of the matrix given, as they lie.
-    stored = np.ascontiguousarray(fed.T)
-    assert np.shares_memory(math_kernels._columns(stored.T), stored)
-    by_panels = math_kernels.product(a, stored.T)
-    np.testing.assert_allclose(by_panels, a @ fed, rtol=1e-4, atol=1e-3)
-    assert derived.kept("columns", stored.T) is None  # nothing made, nothing kept
-
-
-ONE_PRODUCT_CASES = {  # (a, b, small-matrix kernels in the BLAS)
-    "float64": (np.ones((32, 3136)), np.ones((3136, 1024)), True),
-    "transposed a": (np.ones((3136, 32), F32).T, np.ones((3136, 1024), F32), True),
-    "no small kernels": (np.ones((32, 3136), F32), np.ones((3136, 1024), F32), False),
-    "small already": (np.ones((8, 100), F32), np.ones((100, 1000), F32), True),
-    "one row": (np.ones((1, 784), F32), np.ones((784, 512), F32), True),
-    "few inner elements": (np.ones((64, 200), F32), np.ones((200, 512), F32), True),
-    "few columns": (np.ones((32, 3136), F32), np.ones((3136, 200), F32), True),
-}
-
-
-@pytest.mark.parametrize("case", sorted(ONE_PRODUCT_CASES))
-def test_what_runs_as_one_product(monkeypatch, case) -> None:
-    from aiotf.devices import blas
-    from aiotf.kernels import math_kernels
-
-    a, b, small_kernels = ONE_PRODUCT_CASES[case]
-    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: small_kernels)
-    assert math_kernels._panel_width(a, b) == 0
-    if small_kernels:  # the same BLAS takes panels for the cnn's dense layer
-        assert math_kernels._panel_width(np.ones((32, 3136), F32), np.ones((3136, 1024), F32)) == 8
-
-
-async def test_a_constant_matmul_by_panels_in_a_session(small_gemm) -> None:
-    from aiotf.kernels import derived
-
-    rng = np.random.default_rng(13)
-    xv = rng.standard_normal((32, 3136)).astype(F32)
-    wv = rng.standard_normal((3136, 1024)).astype(F32)
-    g = aiotf.Graph()
-    with g.as_default():
-        x = aiotf.placeholder(aiotf.float32, shape=[None, 3136])
-        w = aiotf.constant(wv)
-        y = aiotf.matmul(x, w)
-        yt = aiotf.matmul(x, aiotf.constant(np.ascontiguousarray(wv.T)), transpose_b=True)
-    kept = derived.kept_bytes()
-    async with aiotf.Session(graph=g) as sess:
-        got, got_t = await sess.run([y, yt], {x: xv})
-        assert derived.kept_bytes() - kept == wv.nbytes  # w's columns as rows, made once
-        again, _ = await sess.run([y, yt], {x: xv})
-        one_row, _ = await sess.run([y, yt], {x: xv[:1]})
-    want = xv.astype(np.float64) @ wv.astype(np.float64)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
-    np.testing.assert_array_equal(got_t, got)  # the same panels, read where they lie
-    np.testing.assert_array_equal(again, got)
-    np.testing.assert_allclose(one_row, want[:1], rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(product, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    # The same bits as the product made on one thread, whichever way it runs (products.way).
+    np.testing.assert_array_equal(product, math_kernels.products.product(a, b))
 
 
 def _left_to_right(xs: list[np.ndarray]) -> np.ndarray:

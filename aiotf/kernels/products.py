@@ -1,0 +1,163 @@
+"""Matrix products handed to OpenBLAS in the shapes its fastest kernels take.
+
+OpenBLAS packs both operands of a product into blocks before it multiplies them. When one
+operand is small beside the other, packing is most of the work: the cnn's 32x3136x1024 dense
+layer spent ~1.2 of its ~3.4 ms on one core packing the 12.8 MiB weight that each of its 32 rows
+then uses once, and the first convolution's 25088x25 @ 25x32 packed its 2.5 MiB of im2col to
+multiply it by 3 KiB of filter. OpenBLAS's small-matrix kernels read the operands where they
+lie, but take only products of up to 100^3 multiply-adds (and, with the right operand read
+transposed, of up to 1,200 outputs); they exist where ``blas.small_gemm_kernels`` says so. So a
+float32 product runs as one stacked numpy call over small products, each written straight into
+its part of the output:
+
+- *by panels* when ``a`` has few rows: panels of 4-32 of ``b``'s columns, read from ``b``'s
+  columns laid out as rows (``b`` transposed: the kernel reading it so was the fast one, 2.3 ms
+  for the dense layer against 3.1 with panels laid out for the other), which a MatMul with
+  ``transpose_b`` has as they lie and a constant's MatMul makes once (``derived``);
+- *by row stacks* when ``b`` is small: stacks of as many of ``a``'s rows as keep each product
+  small, ``a`` read as it lies (by rows or, an im2col built tap-major, by columns).
+
+Measured on one core (AMD EPYC, AVX-512), numpy's one product against the stacked one: panels,
+over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.5-6x faster for 2-16 rows
+(8x784x512: 143 against 68 µs), 10-35% faster for 32-128 rows with ``k`` at least four times
+``m`` and ``n`` at least 256 (32x3136x1024: 3.2 against 2.3 ms; 64x784x512: 543 against 463 µs),
+and up to 1.7x slower elsewhere, where packing pays for itself; row stacks 10-45% faster on 18
+shapes of 256-100,000 rows by 3-288 by 4-512 (25088x25x32: 500 against 371 µs; 50176x27x64:
+2.43 against 1.62 ms) but one (25088x32x128, the same within 4%). Shapes outside those run as
+one product.
+
+Bits: the small kernels add up in their own order, so an output can differ from the one
+product's in the last place (the same for some shapes, not for others). Each row of a row stack
+and each column of a panel comes out the same however many the call holds, and every part of
+a split product runs the same way, so the split does not change the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from aiotf.devices import blas
+from aiotf.kernels import derived
+
+Array = np.ndarray[Any, Any]
+
+SMALL_GEMM_VOLUME = 100**3  # m·n·k of OpenBLAS's small-matrix products
+SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products reading ``b`` transposed
+PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer products, a whole vector of output
+STACK_ALIGN = 16  # rows of a stack: a multiple of the kernels' 16-float vectors
+MIN_STACK_ROWS = 48  # fewer rows a stack: its products too narrow to beat packing (not measured)
+
+
+class Way:
+    """How a product runs: by panels of ``width`` columns of ``columns`` (``b``'s columns as
+    rows), by stacks of ``rows`` rows, or as one product (the default)."""
+
+    __slots__ = ("columns", "rows", "width")
+
+    def __init__(self, width: int = 0, columns: Array | None = None, rows: int = 0) -> None:
+        self.width = width
+        self.columns = columns
+        self.rows = rows
+
+    def cols(self, lo: int, hi: int) -> Way:
+        """The way of columns ``lo:hi`` of the product (``lo`` a multiple of the panels')."""
+        if self.columns is None:
+            return self
+        return Way(self.width, self.columns[lo:hi])
+
+
+WHOLE = Way()
+
+
+def way(a: Array, b: Array) -> Way:
+    """How ``a @ b`` (two matrices) runs fastest."""
+    m, k = a.shape
+    n = b.shape[1]
+    if (
+        m < 2  # one row: a matrix-vector product, which packs nothing
+        or m * k * n <= SMALL_GEMM_VOLUME  # small already: OpenBLAS takes its small kernel
+        or a.dtype != np.float32
+        or b.dtype != np.float32
+        or not blas.small_gemm_kernels()
+    ):
+        return WHOLE
+    width = _panel_width(a, m, k, n)
+    if width:
+        columns = _columns(b)
+        return WHOLE if columns is None else Way(width, columns)
+    rows = SMALL_GEMM_VOLUME // (k * n) // STACK_ALIGN * STACK_ALIGN
+    if (
+        MIN_STACK_ROWS <= rows < m
+        and b.strides[1] == b.itemsize  # ``b`` read transposed limits the products' outputs
+        and b.itemsize in (a.strides[0], a.strides[1])  # neither way: no small kernel
+    ):
+        return Way(rows=rows)
+    return WHOLE
+
+
+def _panel_width(a: Array, m: int, k: int, n: int) -> int:
+    if (
+        k < 32  # the small kernel's own limit reading ``b`` transposed
+        or a.strides[1] != a.itemsize  # ``a`` transposed too: a kernel with no small form
+        or (m > 16 and (k < 4 * m or n < 256))  # packing pays for itself (measured, above)
+    ):
+        return 0
+    for width in PANEL_WIDTHS:
+        if width * m <= SMALL_GEMM_TN_OUTPUT and width * m * k <= SMALL_GEMM_VOLUME:
+            return width if 2 * width <= n else 0
+    return 0
+
+
+def _columns(b: Array) -> Array | None:
+    """``b``'s columns as the rows of a C-contiguous array (``b.T``): a view when ``b`` is laid
+    out so (a MatMul's ``transpose_b``), else made once for a frozen ``b``; None for any other
+    ``b``, whose copy would cost more than the panels save."""
+    if b.T.flags.c_contiguous:
+        return b.T
+    if derived.kept("columns", b) is None and not (derived.frozen(b) and derived.room(b.nbytes)):
+        return None
+    return derived.derived("columns", b, lambda source: np.ascontiguousarray(source.T))
+
+
+def product(a: Array, b: Array, how: Way | None = None) -> Array:
+    """``a @ b`` for two matrices, on the calling thread."""
+    how = way(a, b) if how is None else how
+    if how is WHOLE:
+        result: Array = np.matmul(a, b)
+        return result
+    out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
+    into(a, b, out, how)
+    return out
+
+
+def into(a: Array, b: Array, out: Array, how: Way | None = None) -> None:
+    """``out[...] = a @ b`` for two matrices, on the calling thread."""
+    how = way(a, b) if how is None else how
+    if how.columns is not None:
+        _by_panels(a, how.columns, how.width, out)
+    elif how.rows:
+        _by_stacks(a, b, how.rows, out)
+    else:
+        np.matmul(a, b, out=out)
+
+
+def _by_panels(a: Array, columns: Array, width: int, out: Array) -> None:
+    m, k = a.shape
+    whole = len(columns) // width * width
+    if whole:
+        panels = columns[:whole].reshape(-1, width, k).transpose(0, 2, 1)
+        np.matmul(a, panels, out=out[:, :whole].reshape(m, -1, width).transpose(1, 0, 2))
+    if whole < len(columns):
+        np.matmul(a, columns[whole:].T, out=out[:, whole:])
+
+
+def _by_stacks(a: Array, b: Array, rows: int, out: Array) -> None:
+    m, n = out.shape
+    whole = m // rows * rows
+    if whole:
+        stacks = a[:whole].reshape(-1, rows, a.shape[1])  # splitting an axis: always a view
+        np.matmul(stacks, b, out=out[:whole].reshape(-1, rows, n))
+    if whole < m:
+        np.matmul(a[whole:], b, out=out[whole:])

@@ -1,0 +1,175 @@
+"""Products by panels and by row stacks (``kernels/products.py``) against float64 references,
+and split over the pool against the product made on one thread."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aiotf
+from aiotf.kernels import derived, math_kernels, products
+from tests.kernels.conftest import in_pool_thread
+
+F32 = np.float32
+
+
+@pytest.fixture
+def small_gemm(monkeypatch):
+    """Products by panels and stacks whatever the CPU: they are correct on any BLAS, only their
+    speed is OpenBLAS's small-matrix kernels' (``blas.small_gemm_kernels``)."""
+    from aiotf.devices import blas
+
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
+
+
+def _operands(m: int, k: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((m, k)).astype(F32), rng.standard_normal((k, n)).astype(F32)
+
+
+def _close(got: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(a.shape[1]))
+
+
+def _split(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``matmul`` in a pool thread with a helper that never comes: every part, in turn."""
+    return in_pool_thread(2, lambda: math_kernels.matmul(a, b))
+
+
+# (m, k, n) and the panel width each takes: whole panels, panels and columns left over, and the
+# widest panels that fit OpenBLAS's small products as rows grow.
+PANEL_CASES = [
+    ((2, 3136, 512), 32),
+    ((8, 300, 1000), 32),
+    ((16, 3136, 70), 16),
+    ((32, 3136, 1024), 8),
+    ((64, 784, 517), 16),
+    ((128, 784, 300), 8),
+]
+
+
+@pytest.mark.parametrize(("shape", "width"), PANEL_CASES)
+def test_a_product_by_panels_is_the_product(small_gemm, shape, width) -> None:
+    a, b = _operands(*shape, seed=11)
+    derived.freeze(b)  # a Const's value
+    how = products.way(a, b)
+    assert (how.width, how.rows) == (width, 0)
+    alone = products.product(a, b)
+    _close(alone, a, b)
+    assert derived.kept("columns", b) is not None
+    np.testing.assert_array_equal(_split(a, b), alone)  # split in whole panels: the same bits
+
+
+# (m, k, n, layout of ``a``) and the rows of each stack: the cnn's first convolution (its im2col
+# built tap-major, so read by columns), rows left over, a narrow inner dimension.
+STACK_CASES = [
+    ((25088, 25, 32, "C"), 1248),
+    ((25088, 25, 32, "F"), 1248),
+    ((5000, 27, 64, "C"), 576),
+    ((401, 400, 40, "C"), 48),
+]
+
+
+@pytest.mark.parametrize(("case", "rows"), STACK_CASES)
+def test_a_product_by_row_stacks_is_the_product(small_gemm, case, rows) -> None:
+    m, k, n, layout = case
+    a, b = _operands(m, k, n, seed=12)
+    if layout == "F":
+        a = np.asfortranarray(a)
+    how = products.way(a, b)
+    assert (how.width, how.rows) == (0, rows)
+    alone = products.product(a, b)
+    _close(alone, a, b)
+    np.testing.assert_array_equal(_split(a, b), alone)  # split in whole stacks: the same bits
+
+
+ONE_PRODUCT_CASES = {  # (a, b, small-matrix kernels in the BLAS)
+    "float64": (np.ones((32, 3136)), np.ones((3136, 1024)), True),
+    "no small kernels": (np.ones((32, 3136), F32), np.ones((3136, 1024), F32), False),
+    "small already": (np.ones((8, 100), F32), np.ones((100, 1000), F32), True),
+    "one row": (np.ones((1, 784), F32), np.ones((784, 512), F32), True),
+    "panels, a transposed": (np.ones((3136, 32), F32).T, np.ones((3136, 1024), F32), True),
+    "panels, few inner elements": (np.ones((64, 200), F32), np.ones((200, 512), F32), True),
+    "panels, few columns": (np.ones((32, 3136), F32), np.ones((3136, 200), F32), True),
+    "stacks, b transposed": (np.ones((25088, 25), F32), np.ones((32, 25), F32).T, True),
+    "stacks, a strided both ways": (
+        np.ones((25088, 50), F32)[:, ::2],
+        np.ones((25, 32), F32),
+        True,
+    ),
+    "stacks, too few rows a stack": (np.ones((4096, 512), F32), np.ones((512, 64), F32), True),
+    "stacks, fewer rows than one": (np.ones((1000, 25), F32), np.ones((25, 32), F32), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ONE_PRODUCT_CASES))
+def test_what_runs_as_one_product(monkeypatch, case) -> None:
+    from aiotf.devices import blas
+
+    a, b, small_kernels = ONE_PRODUCT_CASES[case]
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: small_kernels)
+    derived.freeze(b)
+    assert products.way(a, b) is products.WHOLE
+    if small_kernels:  # the same BLAS splits the cnn's dense layer and first convolution
+        dense = (np.ones((32, 3136), F32), np.ones((3136, 1024), F32))
+        derived.freeze(dense[1])
+        assert products.way(*dense).width == 8
+        assert products.way(np.ones((25088, 25), F32), np.ones((25, 32), F32)).rows == 1248
+
+
+def test_panels_need_the_columns_laid_out_as_rows_or_a_frozen_matrix(small_gemm) -> None:
+    a, fed = _operands(32, 3136, 1024, seed=13)
+    assert products.way(a, fed) is products.WHOLE  # a copy of 12.8 MiB a call costs more
+    np.testing.assert_array_equal(products.product(a, fed), a @ fed)
+    # transpose_b: the columns are the rows of the matrix given, as they lie.
+    stored = np.ascontiguousarray(fed.T)
+    how = products.way(a, stored.T)
+    assert how.width == 8 and np.shares_memory(how.columns, stored)
+    _close(products.product(a, stored.T), a, fed)
+    assert derived.kept("columns", stored.T) is None  # nothing made, nothing kept
+
+
+async def test_a_constant_matmul_by_panels_in_a_session(small_gemm) -> None:
+    xv, wv = _operands(32, 3136, 1024, seed=14)
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=[None, 3136])
+        y = aiotf.matmul(x, aiotf.constant(wv))
+        yt = aiotf.matmul(x, aiotf.constant(np.ascontiguousarray(wv.T)), transpose_b=True)
+    kept = derived.kept_bytes()
+    async with aiotf.Session(graph=g) as sess:
+        got, got_t = await sess.run([y, yt], {x: xv})
+        assert derived.kept_bytes() - kept == wv.nbytes  # w's columns as rows, made once
+        again, _ = await sess.run([y, yt], {x: xv})
+        one_row, _ = await sess.run([y, yt], {x: xv[:1]})
+    _close(got, xv, wv)
+    np.testing.assert_array_equal(got_t, got)  # the same panels, read where they lie
+    np.testing.assert_array_equal(again, got)
+    _close(one_row, xv[:1], wv)
+
+
+async def test_the_first_convolution_by_row_stacks(small_gemm, monkeypatch) -> None:
+    # The cnn's first layer: one input channel, so an im2col built tap-major, read by columns.
+    rng = np.random.default_rng(15)
+    xv = rng.standard_normal((32, 28, 28, 1)).astype(F32)
+    fv = rng.standard_normal((5, 5, 1, 32)).astype(F32)
+    ways = []
+    way = products.way
+
+    def spy(a, b):
+        ways.append(way(a, b))
+        return ways[-1]
+
+    monkeypatch.setattr(products, "way", spy)
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=xv.shape)
+        y = aiotf.nn.conv2d(x, aiotf.constant(fv), strides=[1, 1, 1, 1], padding="SAME")
+    async with aiotf.Session(graph=g) as sess:
+        got = await sess.run(y, {x: xv})
+    assert ways and all(w.rows == 1248 for w in ways)
+    padded = np.pad(xv[..., 0], ((0, 0), (2, 2), (2, 2)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (5, 5), axis=(1, 2))
+    want = np.einsum("nhwij,ijc->nhwc", windows.astype(np.float64), fv[:, :, 0].astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
