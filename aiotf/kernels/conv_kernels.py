@@ -423,6 +423,18 @@ def max_pool(
     explicit_paddings: list[int],
     data_format: bytes,
 ) -> Array:
+    return _max_pool(x, ksize, strides, padding, explicit_paddings, data_format)[0]
+
+
+def _max_pool(
+    x: Array,
+    ksize: list[int],
+    strides: list[int],
+    padding: bytes,
+    explicit_paddings: list[int],
+    data_format: bytes,
+) -> tuple[Array, bool]:
+    """MaxPool's output, and whether every window held a value above the lowest (a float's)."""
     if np.ndim(x) != 4:
         raise _invalid(f"tensor_in must be 4-dimensional {shape_str(x)}")
     k = _hw(ksize, data_format, "ksize", "pool")
@@ -433,18 +445,29 @@ def max_pool(
     )
     shape = (xn.shape[0], oh, ow, xn.shape[3])
     if not np.prod(shape) * k[0] * k[1]:
-        return _from_nhwc(np.zeros(shape, x.dtype), data_format)
+        return _from_nhwc(np.zeros(shape, x.dtype), data_format), False
     # TensorFlow's CPU kernel starts every window at the lowest finite value and takes
     # std::max-style maxima: a NaN never wins (fmax), and an all-NaN or all -inf window
-    # answers lowest.
+    # answers lowest. So: fmax over the taps, then lowest where that left NaN or -inf (rare;
+    # fmax against a scalar takes a slower loop, so it runs only when the minimum says so).
     lowest = _lowest(x.dtype)
     out = np.empty(shape, x.dtype)
-    out.fill(lowest)  # then fmax with each tap (fmax against a scalar takes a slower loop)
-    xp = _padded(xn, pads, lowest)
+    taps = (tap for _, _, tap in _taps(_padded(xn, pads, lowest), k, s, (1, 1), (oh, ow)))
+    above = True
     with np.errstate(invalid="ignore"):  # bfloat16 warns on a NaN
-        for _, _, tap in _taps(xp, k, s, (1, 1), (oh, ow)):
+        first = next(taps)
+        second = next(taps, None)
+        if second is None:
+            out[...] = first
+        else:
+            np.fmax(first, second, out=out)
+        for tap in taps:
             np.fmax(out, tap, out=out)
-    return _from_nhwc(out, data_format)
+        if out.dtype.kind not in "iu":  # floats (bfloat16's kind is "V")
+            above = bool(out.min() > lowest)  # False for a NaN too
+            if not above:
+                np.fmax(out, lowest, out=out)
+    return _from_nhwc(out, data_format), above
 
 
 # The graph's own nodes a _FusedMaxPool stands for: their attrs (the pool's window, and T).
@@ -464,12 +487,11 @@ _FUSED_ATTRS = {b"BiasAdd": ("T", "data_format"), b"Relu": ("T",), b"MaxPool": (
 def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
     window = {key: node.attrs[key] for key in _POOL_WINDOW}
 
-    def pool(v: Array) -> Array:
+    def pool(v: Array) -> tuple[Array, bool]:
         try:
-            pooled: Array = max_pool(v, **window)
+            return _max_pool(v, **window)
         except errors.OpError as e:
             raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
-        return pooled
 
     channels = 1 if window["data_format"] == b"NCHW" else 3
     bias = args[0] if args else None
@@ -477,14 +499,13 @@ def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
         bias is None
         or (np.ndim(bias) == 1 and len(bias) == x.shape[channels] and np.isfinite(bias).all())
     ):
-        pooled = pool(x)
-        lowest = _lowest(pooled.dtype)
-        if not (pooled == lowest).any():
+        pooled, above = pool(x)
+        if above:  # no window answered lowest
             out = _activations(pooled, bias, node)
             if node.attrs["fused_ops"][-1] == b"BiasAdd":  # fresh; a Relu's is never below 0
-                np.maximum(out, lowest, out=out)
+                np.maximum(out, _lowest(out.dtype), out=out)
             return out
-    return pool(_activations(x, bias, node))
+    return pool(_activations(x, bias, node))[0]
 
 
 def _activations(x: Array, bias: Array | None, node: KernelNode) -> Array:

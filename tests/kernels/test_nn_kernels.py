@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -233,12 +234,25 @@ NAN, INF = np.nan, np.inf
         ([NAN, -INF, NAN, -INF], "lowest"),
     ],
 )
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16])
 async def test_max_pool_skips_nan_like_tensorflow(run, same, window, want, dtype) -> None:
     x = np.array(window, dtype).reshape(1, 2, 2, 1)
     attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": b"VALID"}
-    value = np.finfo(dtype).min if want == "lowest" else want
+    value = ml_dtypes.finfo(dtype).min if want == "lowest" else want
     same(await run("MaxPool", [x], attrs), np.full((1, 1, 1, 1), value, dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+async def test_max_pool_of_one_tap_windows_answers_lowest_for_nan_and_minus_inf(
+    run, same, dtype
+) -> None:
+    lowest = ml_dtypes.finfo(dtype).min
+    x = np.array([NAN, -INF, 2, lowest], dtype).reshape(1, 2, 2, 1)
+    attrs = {"ksize": [1, 1, 1, 1], "strides": [1, 1, 1, 1], "padding": b"VALID"}
+    same(
+        await run("MaxPool", [x], attrs),
+        np.array([lowest, lowest, 2, lowest], dtype).reshape(x.shape),
+    )
 
 
 async def test_max_pool_same_padding_over_nans_answers_lowest(run, same) -> None:
