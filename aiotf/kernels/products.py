@@ -13,18 +13,19 @@ its part of the output:
 - *by panels* when ``a`` has few rows: panels of 4-32 of ``b``'s columns, read from ``b``'s
   columns laid out as rows (``b`` transposed: the kernel reading it so was the fast one, 2.3 ms
   for the dense layer against 3.1 with panels laid out for the other), which a MatMul with
-  ``transpose_b`` has as they lie and a constant's MatMul makes once (``derived``);
+  ``transpose_b`` has as they lie and a constant's MatMul makes once (``derived``: a second
+  copy of the weight, within that cache's bound; a fed weight runs as one product);
 - *by row stacks* when ``b`` is small: stacks of as many of ``a``'s rows as keep each product
   small, ``a`` read as it lies (by rows or, an im2col built tap-major, by columns).
 
 Measured on one core (AMD EPYC, AVX-512), numpy's one product against the stacked one: panels,
-over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.5-6x faster for 2-16 rows
+over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.2-6x faster for 2-16 rows
 (8x784x512: 143 against 68 µs), 10-35% faster for 32-128 rows with ``k`` at least four times
 ``m`` and ``n`` at least 256 (32x3136x1024: 3.2 against 2.3 ms; 64x784x512: 543 against 463 µs),
-and up to 1.7x slower elsewhere, where packing pays for itself; row stacks 10-45% faster on 18
-shapes of 256-100,000 rows by 3-288 by 4-512 (25088x25x32: 500 against 371 µs; 50176x27x64:
-2.43 against 1.62 ms) but one (25088x32x128, the same within 4%). Shapes outside those run as
-one product.
+and up to 1.7x slower elsewhere, where packing pays for itself; row stacks 10-45% faster on 17
+of 18 shapes of 256-100,000 rows by 3-288 by 4-512 (25088x25x32: 500 against 371 µs;
+50176x27x64: 2.43 against 1.62 ms), the other (25088x32x128) the same within 4%. Shapes outside
+those run as one product.
 
 Bits: the small kernels add up in their own order, so an output can differ from the one
 product's in the last place (the same for some shapes, not for others). Each row of a row stack
