@@ -434,7 +434,8 @@ def _max_pool(
     explicit_paddings: list[int],
     data_format: bytes,
 ) -> tuple[Array, bool]:
-    """MaxPool's output, and whether every window held a value above the lowest (a float's)."""
+    """MaxPool's output, and whether every window held a value above the lowest (floats; False
+    for integers, whose output is not scanned)."""
     if np.ndim(x) != 4:
         raise _invalid(f"tensor_in must be 4-dimensional {shape_str(x)}")
     k = _hw(ksize, data_format, "ksize", "pool")
@@ -453,7 +454,7 @@ def _max_pool(
     lowest = _lowest(x.dtype)
     out = np.empty(shape, x.dtype)
     taps = (tap for _, _, tap in _taps(_padded(xn, pads, lowest), k, s, (1, 1), (oh, ow)))
-    above = True
+    above = False
     with np.errstate(invalid="ignore"):  # bfloat16 warns on a NaN
         first = next(taps)
         second = next(taps, None)

@@ -91,17 +91,25 @@ def way(a: Array, b: Array) -> Way:
     rows = SMALL_GEMM_VOLUME // (k * n) // STACK_ALIGN * STACK_ALIGN
     if (
         MIN_STACK_ROWS <= rows < m
-        and b.strides[1] == b.itemsize  # ``b`` read transposed limits the products' outputs
-        and b.itemsize in (a.strides[0], a.strides[1])  # neither way: no small kernel
+        and _by_rows(b)  # ``b`` read transposed limits the products' outputs
+        and (_by_rows(a) or _by_rows(a.T))
     ):
         return Way(rows=rows)
     return WHOLE
 
 
+def _by_rows(x: Array) -> bool:
+    """Whether numpy hands the matrix ``x`` to BLAS as it lies, row by row: its rows contiguous
+    and apart by at least a row. Any other layout a stacked product would multiply in numpy's
+    own loop, 2-3x slower than one product, which copies it first."""
+    step, unit = x.strides
+    return unit == x.itemsize and step >= x.shape[1] * unit and step % unit == 0
+
+
 def _panel_width(a: Array, m: int, k: int, n: int) -> int:
     if (
         k < 32  # the small kernel's own limit reading ``b`` transposed
-        or a.strides[1] != a.itemsize  # ``a`` transposed too: a kernel with no small form
+        or not _by_rows(a)  # ``a`` transposed too: a kernel with no small form
         or (m > 16 and (k < 4 * m or n < 256))  # packing pays for itself (measured, above)
     ):
         return 0

@@ -255,6 +255,23 @@ async def test_max_pool_of_one_tap_windows_answers_lowest_for_nan_and_minus_inf(
     )
 
 
+def test_max_pool_tells_whether_every_window_held_more_than_the_lowest() -> None:
+    # What the fused pool relies on to pool first; integers are not scanned (found by review).
+    from aiotf.kernels import conv_kernels
+
+    valid = ([1, 2, 2, 1], [1, 2, 2, 1], b"VALID", [], b"NHWC")
+    padded = ([1, 2, 2, 1], [1, 2, 2, 1], b"EXPLICIT", [0, 0, 0, 2, 0, 0, 0, 0], b"NHWC")
+    for x, window, above in [
+        (np.ones((1, 2, 2, 1), F32), valid, True),
+        (np.array([NAN, NAN, 1, 1], F32).reshape(1, 2, 2, 1), valid, True),
+        (np.array([NAN, NAN, NAN, NAN], F32).reshape(1, 2, 2, 1), valid, False),
+        (np.full((1, 2, 2, 1), -INF, F32), valid, False),
+        (np.ones((1, 2, 2, 1), F32), padded, False),  # a window of padding alone
+        (np.ones((1, 2, 2, 1), np.int32), valid, False),
+    ]:
+        assert conv_kernels._max_pool(x, *window)[1] is above
+
+
 async def test_max_pool_same_padding_over_nans_answers_lowest(run, same) -> None:
     x = np.full((1, 3, 3, 1), NAN, F32)  # recorded from TF 2.21
     attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": b"SAME"}
