@@ -535,7 +535,7 @@ def add_n(*inputs: Array) -> Array:
         if parts > 1:
             _ADD_N_RATE.note(adds * (hi - lo) / size, clock() - start)
 
-    intra_op.parallel_for(len(bounds) - 1, part)
+    intra_op.parallel_for(parts, part)
     return out
 
 
