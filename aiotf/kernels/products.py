@@ -48,7 +48,7 @@ SMALL_GEMM_VOLUME = 100**3  # m·n·k of OpenBLAS's small-matrix products
 SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products reading ``b`` transposed
 PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer products, a whole vector of output
 STACK_ALIGN = 16  # rows of a stack: a multiple of the kernels' 16-float vectors
-MIN_STACK_ROWS = 48  # fewer rows a stack: its products too narrow to beat packing (not measured)
+MIN_STACK_ROWS = 48  # the fewest rows a stack measured (faster than packing); fewer not tried
 
 
 class Way:
@@ -91,7 +91,7 @@ def way(a: Array, b: Array) -> Way:
     rows = SMALL_GEMM_VOLUME // (k * n) // STACK_ALIGN * STACK_ALIGN
     if (
         MIN_STACK_ROWS <= rows < m
-        and _by_rows(b)  # ``b`` read transposed limits the products' outputs
+        and _by_rows(b)  # read transposed, ``b`` would limit the small products' outputs
         and (_by_rows(a) or _by_rows(a.T))
     ):
         return Way(rows=rows)
@@ -109,7 +109,7 @@ def _by_rows(x: Array) -> bool:
 def _panel_width(a: Array, m: int, k: int, n: int) -> int:
     if (
         k < 32  # the small kernel's own limit reading ``b`` transposed
-        or not _by_rows(a)  # ``a`` transposed too: a kernel with no small form
+        or not _by_rows(a)  # transposed (with ``b`` too: no small kernel) or not for BLAS
         or (m > 16 and (k < 4 * m or n < 256))  # packing pays for itself (measured, above)
     ):
         return 0
