@@ -13,7 +13,6 @@ OpenBLAS uses one thread (:mod:`aiotf.devices.blas`).
 
 from __future__ import annotations
 
-import concurrent.futures
 import secrets
 import threading
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from aiotf.devices import blas, intra_op
 from aiotf.devices.allocator import TrackingAllocator
 from aiotf.devices.resource_mgr import ResourceMgr
 from aiotf.devices.threads import run_in
+from aiotf.devices.workers import WorkerPool
 from aiotf.framework.device_spec import DeviceSpec
 from aiotf.proto import DeviceAttributes
 
@@ -53,33 +53,32 @@ class Device:
         self.resource_manager = ResourceMgr()
         self._num_threads = max(1, num_threads)
         self._load = intra_op.PoolLoad(self._num_threads)  # jobs queued or running in the pool
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
         self._pool_lock = threading.Lock()  # sessions may start runs from several threads
 
     @property
     def num_threads(self) -> int:
         return self._num_threads
 
-    def _get_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+    def _get_pool(self) -> WorkerPool:
         with self._pool_lock:
             if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self._num_threads,
-                    thread_name_prefix=f"aiotf-{self.name.rsplit('/', 1)[-1]}",
+                self._pool = WorkerPool(
+                    self._num_threads,
+                    f"aiotf-{self.name.rsplit('/', 1)[-1]}",
                     initializer=intra_op.bind_worker,
                     initargs=(self._help, self._load),
                 )
             return self._pool
 
-    def _submit(
-        self, pool: concurrent.futures.ThreadPoolExecutor, fn: Callable[..., Any], args: Any
-    ) -> concurrent.futures.Future[Any]:
-        """``fn(*args)`` queued on ``pool``, counted in the pool's load until it has run."""
-        self._load.enter()
+    def _submit(self, pool: WorkerPool, job: Callable[[], None]) -> None:
+        """``job()`` queued on ``pool``, counted in the pool's load until it has run."""
+        load = self._load
+        load.enter()
         try:
-            return pool.submit(_call_counted, self._load, fn, args)
+            pool.submit(lambda: _call_counted(load, job))
         except BaseException:
-            self._load.exit()
+            load.exit()
             raise
 
     def _help(self, fn: Callable[[], None]) -> bool:
@@ -88,7 +87,7 @@ class Device:
         if pool is None:
             return False
         try:
-            self._submit(pool, fn, ())
+            self._submit(pool, fn)
         except RuntimeError:  # shutting down: the kernel's own thread does the work
             return False
         return True
@@ -106,22 +105,22 @@ class Device:
         return await run_in(self._queue, fn, *args, cancel=cancel)
 
     def _queue(self, job: Callable[[], None]) -> None:
-        self._submit(self._get_pool(), job, ())
+        self._submit(self._get_pool(), job)
 
     def close(self) -> None:
         """Stop the thread pool (its threads are idle once every step has finished)."""
         with self._pool_lock:
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True)
+            pool.shutdown()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
 
-def _call_counted(load: intra_op.PoolLoad, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+def _call_counted(load: intra_op.PoolLoad, job: Callable[[], None]) -> None:
     try:
         with np.errstate(all="ignore"), blas.single_threaded():
-            return fn(*args)
+            job()
     finally:
         load.exit()

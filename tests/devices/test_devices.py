@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import threading
 import time
 from collections.abc import Iterator
@@ -13,8 +12,10 @@ import pytest
 
 import aiotf
 from aiotf.devices import DeviceMgr, ResourceMgr, TrackingAllocator, add_devices, factory
+from aiotf.devices import device as device_module
 from aiotf.devices.cpu import CPUDevice
 from aiotf.devices.device import Device
+from aiotf.devices.workers import WorkerPool
 from aiotf.framework import errors
 from aiotf.framework.device_spec import DeviceSpec
 
@@ -244,13 +245,13 @@ def test_pool_is_created_once_when_threads_race(
     """Regression: two threads starting runs at once each created a pool, leaking one."""
     created: list[int] = []
 
-    class SlowPool(concurrent.futures.ThreadPoolExecutor):
+    class SlowPool(WorkerPool):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             created.append(1)
             time.sleep(0.02)  # widen the window between the check and the assignment
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", SlowPool)
+    monkeypatch.setattr(device_module, "WorkerPool", SlowPool)
     device = devices[0]
     barrier = threading.Barrier(8)
     pools: list[Any] = []
