@@ -123,9 +123,12 @@ def _columns(b: Array) -> Array | None:
     """``b``'s columns as the rows of a C-contiguous array (``b.T``): a view when ``b`` is laid
     out so (a MatMul's ``transpose_b``), else made once for a frozen ``b``; None for any other
     ``b``, whose copy would cost more than the panels save."""
-    if b.T.flags.c_contiguous:
+    if b.flags.f_contiguous:  # b.T is C-contiguous
         return b.T
-    if derived.kept("columns", b) is None and not (derived.frozen(b) and derived.room(b.nbytes)):
+    columns = derived.kept("columns", b)
+    if columns is not None:
+        return columns
+    if not (derived.frozen(b) and derived.room(b.nbytes)):
         return None
     return derived.derived("columns", b, lambda source: np.ascontiguousarray(source.T))
 

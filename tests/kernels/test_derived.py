@@ -105,3 +105,25 @@ def test_past_the_budget_values_are_made_on_every_call_and_not_kept(
     derived.derived("test", source, counting(calls))
     derived.derived("test", source, counting(calls))
     assert len(calls) == 2
+
+
+def test_found_by_identity_but_never_for_another_array_or_a_thawed_one() -> None:
+    """Regression for the identity fast path: a value is remembered by the array it was found
+    for, so a new array that happens to get a dead one's id finds nothing, and an owner made
+    writable again stops finding it."""
+    for _ in range(100):
+        source = frozen_copy(np.arange(8.0))
+        value = derived.derived("test", source, lambda a: a * 2)
+        assert derived.kept("test", source) is value  # the slow path, then remembered
+        assert derived.kept("test", source) is value  # by identity
+        del source
+        other = np.zeros(8)  # may reuse the dead array's id
+        assert derived.kept("test", other) is None
+        other.flags.writeable = False
+        assert derived.kept("test", other) is None
+    owner = frozen_copy(np.arange(8.0))
+    view = owner[2:]
+    value = derived.derived("test", view, lambda a: a * 2)
+    assert derived.kept("test", view) is value and derived.kept("test", view) is value
+    owner.flags.writeable = True  # its owner can: numpy allows it (aiotf's never does)
+    assert derived.kept("test", view) is None
