@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -49,6 +50,25 @@ async def test_an_idle_pool_thread_takes_parts(device: Device) -> None:
 
     assert await device.run_in_pool(kernel) == 2  # the helper has finished: idle again
     assert len(threads) == 2
+
+
+async def test_the_caller_returns_only_once_a_helpers_part_has_finished(device: Device) -> None:
+    helper_started = threading.Event()
+    finished: list[int] = []
+
+    def part(i: int) -> None:
+        if i == 0:  # the caller's: done at once, once the helper holds part 1
+            assert helper_started.wait(STALL_S)
+        else:
+            helper_started.set()
+            time.sleep(0.05)  # the caller sleeps on the waiter meanwhile
+        finished.append(i)
+
+    def kernel() -> list[int]:
+        intra_op.parallel_for(2, part)
+        return list(finished)
+
+    assert await device.run_in_pool(kernel) == [0, 1]
 
 
 async def test_a_busy_pool_runs_a_kernel_whole_in_its_own_thread(device: Device) -> None:
