@@ -23,7 +23,7 @@ import numpy as np
 from aiotf.devices import blas, intra_op
 from aiotf.devices.allocator import TrackingAllocator
 from aiotf.devices.resource_mgr import ResourceMgr
-from aiotf.devices.threads import run_in
+from aiotf.devices.threads import Cancel, run_in
 from aiotf.devices.workers import WorkerPool
 from aiotf.framework.device_spec import DeviceSpec
 from aiotf.proto import DeviceAttributes
@@ -71,12 +71,14 @@ class Device:
                 )
             return self._pool
 
-    def _submit(self, pool: WorkerPool, job: Callable[[], None]) -> None:
-        """``job()`` queued on ``pool``, counted in the pool's load until it has run."""
+    def _submit(self, pool: WorkerPool, job: Callable[[], None], call: _Call | None = None) -> None:
+        """``job()`` queued on ``pool`` (run by ``call``, ``_call_counted`` by default),
+        counted in the pool's load until it has run."""
         load = self._load
+        run = _call_counted if call is None else call
         load.enter()
         try:
-            pool.submit(lambda: _call_counted(load, job))
+            pool.submit(lambda: run(load, job))
         except BaseException:
             load.exit()
             raise
@@ -87,13 +89,13 @@ class Device:
         if pool is None:
             return False
         try:
-            self._submit(pool, fn)
+            self._submit(pool, fn, _call_helping)
         except RuntimeError:  # shutting down: the kernel's own thread does the work
             return False
         return True
 
     async def run_in_pool(
-        self, fn: Callable[..., Any], *args: Any, cancel: threading.Event | None = None
+        self, fn: Callable[..., Any], *args: Any, cancel: Cancel | None = None
     ) -> Any:
         """``fn(*args)`` in this device's thread pool; on cancel, waits for the thread first.
 
@@ -124,3 +126,17 @@ def _call_counted(load: intra_op.PoolLoad, job: Callable[[], None]) -> None:
             job()
     finally:
         load.exit()
+
+
+def _call_helping(load: intra_op.PoolLoad, job: Callable[[], None]) -> None:
+    """A kernel's helper job. It runs parts only while the kernel's own pool job waits for them
+    (``intra_op.parallel_for`` returns once every claimed part is done), and that job holds
+    OpenBLAS single-threaded meanwhile: the helper need not count itself in."""
+    try:
+        with np.errstate(all="ignore"):
+            job()
+    finally:
+        load.exit()
+
+
+_Call = Callable[[intra_op.PoolLoad, Callable[[], None]], None]

@@ -4,8 +4,8 @@ Awaiting a thread's result is simple until the awaiting task is cancelled. The t
 stopped, and what it holds (a kernel's input buffers, a half-built executor cache) must not be
 released or left half-done under it. So :func:`run_in` answers a cancellation by waiting for
 the thread to finish, further cancellations included, and only then re-raises the first
-``CancelledError``; a long job that polls ``cancel`` (a ``threading.Event`` set before that
-wait) can stop early. :func:`in_thread` runs a function on the event loop's default executor
+``CancelledError``; a long job that polls ``cancel`` (a :class:`Stop`, or a
+``threading.Event``, set before that wait) can stop early. :func:`in_thread` runs a function on the event loop's default executor
 this way, with the caller's context variables (as ``asyncio.to_thread``).
 
 The hop is one event-loop future, made before the job is queued and set from the thread with
@@ -30,8 +30,27 @@ _T = TypeVar("_T")
 Submit = Callable[[Callable[[], None]], object]  # queues a job on some thread pool
 
 
+class Stop:
+    """A flag the awaiting side sets for a thread's job to poll: ``threading.Event`` without
+    the waiting, so ~20x cheaper to make (every step that moves into a pool thread makes one)."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+
+Cancel = Stop | threading.Event
+
+
 async def run_in(
-    submit: Submit, fn: Callable[..., _T], *args: Any, cancel: threading.Event | None = None
+    submit: Submit, fn: Callable[..., _T], *args: Any, cancel: Cancel | None = None
 ) -> _T:
     """``fn(*args)`` in the thread ``submit`` queues it on; if the awaiting task is cancelled,
     set ``cancel`` and wait for the thread to finish before re-raising (see the module

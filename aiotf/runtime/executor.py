@@ -111,7 +111,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -120,6 +119,7 @@ from typing import Any, cast
 import numpy as np
 
 from aiotf.devices.device import Device
+from aiotf.devices.threads import Stop
 from aiotf.framework import errors
 from aiotf.kernels.context import DEAD, StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, OpKernel
@@ -445,7 +445,7 @@ class Executor:
                 await asyncio.sleep(0)
                 request = gen.send(time.perf_counter() + YIELD_INTERVAL)
             if program.chained:  # the rest of the step in a pool thread
-                stop = threading.Event()
+                stop = Stop()
                 await self.device.run_in_pool(self._finish_program, gen, request, stop, cancel=stop)
                 return None
         except StopIteration:
@@ -466,7 +466,7 @@ class Executor:
             state.finish(i, outputs, ready)
         return await self._run_with_tasks(ctx, items, state, ready)
 
-    def _finish_program(self, gen: FlatGenerator, request: Any, stop: threading.Event) -> None:
+    def _finish_program(self, gen: FlatGenerator, request: Any, stop: Stop) -> None:
         """In a pool thread: run a chained program's step to its end, calling each pool kernel
         it asks for right here; between kernels, give up once ``stop`` is set (the step was
         cancelled). A kernel's exception comes out as :class:`LoopError` naming its node."""
