@@ -98,7 +98,7 @@ Cancellation: when the task running the step is cancelled (its caller, a deadlin
 closing), the step's TaskGroup cancels every kernel task and waits for each to end: an async
 kernel's await unwinds (a waiting ``_Recv`` removes its key from the rendezvous, a queue waiter
 gives back the elements it held), and a kernel in the pool first lets its thread finish
-(``Device.run_in_pool``), so no input is released while a thread still reads it; a chained
+(``Device.run_in_pool``), so no input is released while a thread still reads it; a grouped
 program's pool thread is told to stop between kernels, and waited for. Either way, when
 :meth:`Executor.run` returns or raises, no task of the step is left.
 
@@ -118,6 +118,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from aiotf.devices import intra_op
 from aiotf.devices.device import Device
 from aiotf.devices.threads import Stop
 from aiotf.framework import errors
@@ -444,7 +445,7 @@ class Executor:
             while request is None:
                 await asyncio.sleep(0)
                 request = gen.send(time.perf_counter() + YIELD_INTERVAL)
-            if program.chained:  # the rest of the step in a pool thread
+            if program.grouped:  # the rest of the step in a pool thread
                 stop = Stop()
                 await self.device.run_in_pool(self._finish_program, gen, request, stop, cancel=stop)
                 return None
@@ -467,26 +468,46 @@ class Executor:
         return await self._run_with_tasks(ctx, items, state, ready)
 
     def _finish_program(self, gen: FlatGenerator, request: Any, stop: Stop) -> None:
-        """In a pool thread: run a chained program's step to its end, calling each pool kernel
-        it asks for right here; between kernels, give up once ``stop`` is set (the step was
-        cancelled). A kernel's exception comes out as :class:`LoopError` naming its node."""
-        items = self._items
+        """In a pool thread: run a grouped program's step to its end, calling each pool kernel
+        it asks for right here, and a group of them side by side on this thread and the pool's
+        idle ones (``intra_op.parallel_for``); between kernels, give up once ``stop`` is set
+        (the step was cancelled). A kernel's exception comes out as :class:`LoopError` naming
+        its node."""
         try:
             while not stop.is_set():
                 if request is None:
                     request = gen.send(0.0)  # a deadline always past: it asks again soon
                     continue
-                i, ctx, args = request
-                request = None
-                try:
-                    # In a box the program empties: no frame here holds the outputs after it.
-                    box = [_compute(items[i], ctx, args)]
-                except (Exception, asyncio.CancelledError) as exc:  # a kernel's own cancel too
-                    raise LoopError(i) from exc
-                del args
+                call, request = request, None
+                # In a box the program empties: no frame here holds the outputs after it.
+                if type(call) is list:
+                    box: list[Any] = [self._side_by_side(call)]
+                else:
+                    i, ctx, args = call
+                    del call
+                    box = [self._pool_call(i, ctx, args)]
+                    del args
                 request = gen.send(box)
         except StopIteration:  # the step is done (never let it into a future)
             return
+
+    def _pool_call(self, i: int, ctx: StepContext, args: list[Any]) -> Any:
+        try:
+            return _compute(self._items[i], ctx, args)
+        except (Exception, asyncio.CancelledError) as exc:  # a kernel's own cancel too
+            raise LoopError(i) from exc
+
+    def _side_by_side(self, calls: list[tuple[int, StepContext, list[Any]]]) -> dict[int, Any]:
+        """The outputs of independent pool kernels by node, each run whole by whichever thread
+        claims it (the first failure stops the claiming, and is raised)."""
+        outputs: dict[int, Any] = {}
+
+        def run(j: int) -> None:
+            i, ctx, args = calls[j]
+            outputs[i] = self._pool_call(i, ctx, args)
+
+        intra_op.parallel_for(len(calls), run)
+        return outputs
 
     # -- the flat schedule ---------------------------------------------------------------------
     async def _run_inline(self, ctx: StepContext, items: list[_Item]) -> errors.OpError | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -465,7 +466,7 @@ async def test_a_step_needing_the_pool_is_handed_over_and_the_program_demoted(
 ) -> None:
     b = _handover_graph(device)
     executor = b.executor()
-    assert executor._program is not None and not executor._program.chained  # big, small apart
+    assert executor._program is not None and not executor._program.grouped  # big, small apart
     SIZED_CALLS.clear()
     for _ in range(2):  # handed over mid-step, then interpreted from the start
         retvals: list[Any] = [None, None]
@@ -581,7 +582,7 @@ async def test_a_chained_step_finishes_in_one_pool_thread(
     """When its pool kernels form a chain, a compiled step moves into the pool at the first of
     them and finishes there: one thread hop, and the program is kept for the next step."""
     executor = _chain(device, lambda: None).executor()
-    assert executor._program is not None and executor._program.chained
+    assert executor._program is not None and executor._program.grouped
     spy = PoolSpy(device)
     monkeypatch.setattr(device, "run_in_pool", spy)
     for step in range(2):
@@ -761,3 +762,102 @@ async def test_a_chained_step_drops_a_pool_kernel_s_output_after_its_last_reader
     ctx = StepContext(1, Rendezvous(), [np.ones(4, np.float32)], [None], device)
     await executor.run(ctx)
     assert seen == [False]
+
+
+# -- pool kernels side by side in a grouped program ----------------------------------------------
+
+
+def _wide(device: Device, width: int, gate: Callable[[], None]) -> Builder:
+    """x -> ``width`` independent gates (pool kernels) -> AddN of them all -> Neg."""
+    GATES[b"wide"] = gate
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    for k in range(width):
+        b.add(GATE, f"g{k}", [(x, 0)], kind=b"wide")
+    b.add("AddN", "sum", [(f"g{k}", 0) for k in range(width)], T=F32, N=width)
+    b.op("Neg", "neg", "sum", T=F32)
+    b.retval("neg")
+    return b
+
+
+async def test_independent_pool_kernels_run_side_by_side_in_one_hop(
+    device: Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sixteen MatMuls then their AddN (wide16): the kernels of a group run on both pool threads
+    at once, the rest of the step in the thread that took the first hop, one hop a step."""
+    pair = threading.Barrier(2, timeout=STALL_S)  # passes only two gates running at once
+    executor = _wide(device, 4, pair.wait).executor()
+    assert executor._program is not None and executor._program.grouped
+    assert "yield grp" in executor._program.source
+    spy = PoolSpy(device)
+    monkeypatch.setattr(device, "run_in_pool", spy)
+    for step in range(2):
+        SIZED_CALLS.clear()
+        retvals: list[Any] = [None]
+        x = np.arange(4, dtype=np.float32)
+        await executor.run(StepContext(1, Rendezvous(), [x], retvals, device))
+        np.testing.assert_array_equal(retvals[0], -4 * x)
+        assert len(SIZED_CALLS) == 4 and len({thread for thread, _ in SIZED_CALLS}) == 2
+        assert spy.calls == step + 1 and executor._program is not None
+
+
+async def test_a_failing_kernel_of_a_group_is_named_and_the_next_step_works(
+    device: Device,
+) -> None:
+    calls = itertools.count()
+    fail = [True]
+
+    def gate() -> None:
+        if fail[0] and next(calls) == 2:  # the third gate to run, in whichever thread
+            raise ValueError("one gate shut")
+
+    executor = _wide(device, 6, gate).executor()
+    ctx = StepContext(1, Rendezvous(), [np.ones(2, np.float32)], [None], device)
+    with pytest.raises(errors.InvalidArgumentError, match="one gate shut") as info:
+        await executor.run(ctx)
+    assert info.value.node_def.name in {f"g{k}" for k in range(6)}
+    fail[0] = False
+    ctx = StepContext(1, Rendezvous(), [np.ones(2, np.float32)], [None], device)
+    await executor.run(ctx)
+    np.testing.assert_array_equal(ctx.retvals[0], [-6.0, -6.0])
+
+
+async def test_a_group_s_members_are_gathered_around_the_nodes_between_them(
+    device: Device,
+) -> None:
+    """x -> a, y -> q -> b, a -> pa, AddV2(pa, b): the flat order is x y a q pa b. a and b form
+    a group; q (needs neither) runs before it and pa (reads a) after it."""
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    y = b.add("_Arg", "y", T=F32, index=1)
+    b.add(SIZED, "a", [(x, 0)], pool=True)
+    b.add(PROBE, "q", [(y, 0)], probe=lambda: None)
+    b.add(PROBE, "pa", [("a", 0)], probe=lambda: None)
+    b.add(SIZED, "b", [("q", 0)], pool=True)
+    b.op("AddV2", "join", "pa", "b", T=F32)
+    b.retval("join")
+    executor = b.executor()
+    program = executor._program
+    assert program is not None and program.grouped
+    names = [executor._items[i].node.name for i in program.order]
+    assert names.index("q") < names.index("a") < names.index("b") < names.index("pa")
+    assert names.index("b") == names.index("a") + 1
+    for size in (1, 4):  # all inline (one element: cheap), then both in the pool
+        xs, ys = np.full(size, 1, np.float32), np.full(size, 10, np.float32)
+        ctx = StepContext(1, Rendezvous(), [xs, ys], [None], device)
+        await executor.run(ctx)
+        np.testing.assert_array_equal(ctx.retvals[0], xs + ys + 2)
+
+
+def test_groups_that_would_hold_a_kernel_back_hand_the_step_over(device: Device) -> None:
+    """x -> a -> c beside x -> b: c could start while b runs, so the groups {a, b}, {c} would
+    lose parallelism; the program hands such a step to the interpreted schedule."""
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    b.add(SIZED, "a", [(x, 0)], pool=True)
+    b.add(SIZED, "b", [(x, 0)], pool=True)
+    b.add(SIZED, "c", [("a", 0)], pool=True)
+    b.retval("b")
+    b.retval("c")
+    executor = b.executor()
+    assert executor._program is not None and not executor._program.grouped
