@@ -173,56 +173,55 @@ def _pool_groups(
     before it; otherwise (``x -> a -> c`` beside ``x -> b``: ``c`` could run beside ``b``) the
     answer is None and the step is handed over (see the module docstring).
 
-    One pass for the ancestors (per node, a bit mask of the pool kernels it depends on), one
-    for the groups. A node between two members of a group that depends on neither runs before
-    the group, one that depends on a member after it; no member can need it (else it would
-    depend on that member too), so the new order is still a topological one.
+    One pass, in ``order``. What a node depends on is summed up by ``level``, the latest group
+    holding one of its pool ancestors (-1: none), and ``members``, a bit mask of the members of
+    that group among them: that is all the rules need, as a kernel of a later group depends on
+    every kernel of the earlier ones. (Masks over all the pool kernels took 48 ms for a chain
+    of 10,000, growing as its square.)
     """
-    bit: dict[int, int] = {}  # pool kernel -> its bit
-    ancestors = [0] * len(items)  # by node: the pool kernels it depends on
-    for i in order:
-        if items[i].pooled:
-            bit[i] = 1 << len(bit)
-        reach = ancestors[i] | bit.get(i, 0)
-        for j in items[i].successors:
-            ancestors[j] |= reach
+    level = [-1] * len(items)
+    members = [0] * len(items)
     groups: list[list[int]] = []
-    members = 0  # the current group's bits
-    previous = 0  # the previous group's
     for i in order:
-        if i not in bit:
-            continue
-        if not groups or ancestors[i] & members:
-            previous, members = members, 0
-            groups.append([])
-        if ancestors[i] & previous != previous:
-            return None  # it could have started before the previous group was done
-        groups[-1].append(i)
-        members |= bit[i]
-    return _gathered(order, groups, bit, ancestors), groups
+        item = items[i]
+        if item.pooled:
+            g = len(groups) - 1  # the current group
+            if g < 0 or level[i] == g:  # depends on a kernel of the current group: a new one
+                g += 1
+                groups.append([])
+            # it must depend on every kernel of the group before its own
+            if g > 0 and (level[i] != g - 1 or members[i] != (1 << len(groups[g - 1])) - 1):
+                return None
+            level[i], members[i] = g, 1 << len(groups[g])
+            groups[g].append(i)
+        for j in item.successors:
+            if level[i] > level[j]:
+                level[j], members[j] = level[i], members[i]
+            elif level[i] == level[j]:
+                members[j] |= members[i]
+    return _gathered(order, groups, level), groups
 
 
-def _gathered(
-    order: list[int], groups: list[list[int]], bit: dict[int, int], ancestors: list[int]
-) -> list[int]:
-    """``order`` with each group's members at its last member's place (see _pool_groups)."""
-    last_of = {group[-1]: group for group in groups if len(group) > 1}
-    if not last_of:
+def _gathered(order: list[int], groups: list[list[int]], level: list[int]) -> list[int]:
+    """``order`` with each group's members at its last member's place (see _pool_groups): a
+    node between its first and last member that depends on one of them (``level``) goes after
+    the group, any other before it."""
+    group_of = {i: g for g, group in enumerate(groups) if len(group) > 1 for i in group}
+    if not group_of:
         return order
-    group_of = {i: group for group in last_of.values() for i in group}
     gathered: list[int] = []
-    deferred: list[int] = []  # nodes after a group's first member that depend on a member
-    open_mask = 0  # the bits of the group being gathered (0: none)
+    deferred: list[int] = []  # nodes after the open group's first member, depending on one
+    open_group = -1  # the group being gathered (-1: none)
     for i in order:
-        group = group_of.get(i)
-        if group is not None:
-            open_mask |= bit[i]
-            if i != group[-1]:
+        g = group_of.get(i, -1)
+        if g >= 0:
+            open_group = g
+            if i != groups[g][-1]:
                 continue
-            gathered.extend(group)
+            gathered.extend(groups[g])
             gathered.extend(deferred)
-            deferred, open_mask = [], 0
-        elif ancestors[i] & open_mask:
+            deferred, open_group = [], -1
+        elif open_group >= 0 and level[i] >= open_group:
             deferred.append(i)
         else:
             gathered.append(i)
