@@ -32,10 +32,12 @@ def _large_contiguous(x: Array) -> bool:
     return x.size >= CHUNK // 4 and x.flags.c_contiguous
 
 
-def _tiled(ufunc: Any, x: Array, tile: Array) -> Array:
+def _tiled(ufunc: Any, x: Array, tile: Array, out: Array | None = None) -> Array:
     """``ufunc(x, pattern)`` for contiguous ``x``, where ``tile`` repeats the second operand's
-    pattern and each run of ``tile.size`` elements of ``x`` starts at a repeat."""
-    out = np.empty_like(x)
+    pattern and each run of ``tile.size`` elements of ``x`` starts at a repeat; into ``out``
+    (contiguous, ``x`` itself allowed) when given."""
+    if out is None:
+        out = np.empty_like(x)
     xf, of, step = x.reshape(-1), out.reshape(-1), tile.size
     whole = x.size // step * step
     if whole:
@@ -55,7 +57,7 @@ def _bias_add_fast_for(*, data_format: bytes) -> Callable[[Array, Array], Array]
     def fast(value: Array, bias: Array) -> Array:
         if value.ndim < 2 or bias.ndim != 1 or value.shape[-1] != bias.shape[0]:
             raise ValueError("not a bias of value's channels")
-        return _add_bias(value, bias)
+        return add_bias_into(value, bias)
 
     return fast
 
@@ -80,15 +82,16 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
         )
     if channel != value.ndim - 1:
         return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
-    return _add_bias(value, bias)
+    return add_bias_into(value, bias)
 
 
-def _add_bias(value: Array, bias: Array) -> Array:
-    """``value + bias`` along the last axis (a short bias row through a tile, see CHUNK)."""
+def add_bias_into(value: Array, bias: Array, out: Array | None = None) -> Array:
+    """``value + bias`` along the last axis (a short bias row through a tile, see CHUNK), into
+    ``out`` (contiguous, ``value`` itself allowed) when given."""
     if 0 < bias.size < SHORT_ROW and value.dtype == bias.dtype and _large_contiguous(value):
-        return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile))
-    out: Array = value + bias
-    return out
+        return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile), out)
+    result: Array = np.add(value, bias, out=out)
+    return result
 
 
 def _bias_tile(bias: Array) -> Array:
@@ -98,13 +101,18 @@ def _bias_tile(bias: Array) -> Array:
 
 @register_kernel("Relu", cost=elementwise_cost, types={"T": NUMERIC})
 def relu(features: Array) -> Array:
+    return relu_into(features, None)
+
+
+def relu_into(features: Array, out: Array | None) -> Array:
+    """Relu's values, into ``out`` (contiguous, ``features`` itself allowed) when given."""
     if features.dtype.kind == "f" and _large_contiguous(features):  # NaN stays NaN, as below
         zeros = _ZEROS.get(features.dtype)
         if zeros is None:
             zeros = _ZEROS[features.dtype] = np.zeros(CHUNK, features.dtype)
-        return _tiled(np.maximum, features, zeros)
-    out: Array = np.maximum(features, features.dtype.type(0))
-    return out
+        return _tiled(np.maximum, features, zeros, out)
+    result: Array = np.maximum(features, features.dtype.type(0), out=out)
+    return result
 
 
 _ONEDNN_SOFTMAX = (np.dtype(np.float32), dtypes.bfloat16.np_dtype)

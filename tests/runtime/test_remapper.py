@@ -4,7 +4,8 @@ to the bit (infinities, NaNs and half types included), and errors naming the op 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import ml_dtypes
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import aiotf
+from aiotf.devices import DeviceMgr, add_devices
 from aiotf.framework import dtypes, errors
 from aiotf.framework.op_def_registry import lookup
 from aiotf.kernels import conv_kernels, nn_kernels
@@ -19,7 +21,8 @@ from aiotf.kernels.registry import KernelNode
 from aiotf.runtime.graph import Graph, Node, parse_tensor_name
 from aiotf.runtime.remapper import fuse_pools
 
-CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
+TASK = "/job:localhost/replica:0/task:0"
+CPU0 = f"{TASK}/device:CPU:0"
 CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"
 F32 = dtypes.float32
 POOL = {
@@ -266,6 +269,82 @@ def test_a_bias_that_overflows_to_minus_inf_answers_lowest_as_the_graph_does() -
             got = fused_alone(x, b, POOL, [b"BiasAdd"])
         assert want[0, 0, 0, 0] == lowest
         np.testing.assert_array_equal(got, want)
+
+
+# -- split over the pool's threads by images ------------------------------------------------------
+
+
+@pytest.fixture
+def pool_device() -> Iterator[Any]:
+    mgr = DeviceMgr(add_devices(aiotf.ConfigProto(inter_op_parallelism_threads=2), TASK))
+    yield mgr.client_device
+    mgr.close()
+
+
+def in_pool(device: Any, work: Callable[[], np.ndarray]) -> np.ndarray:
+    """``work()`` as a pool job of ``device``: a big fused pool splits its images there."""
+
+    async def go() -> np.ndarray:
+        result: np.ndarray = await device.run_in_pool(work)
+        return result
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def image_ranges(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The image ranges the pool's maximum was taken over, one per call."""
+    ranges: list[tuple[int, int]] = []
+    max_into = conv_kernels._max_into
+
+    def spy(taps: list[np.ndarray], out: np.ndarray, lo: int, hi: int) -> bool:
+        ranges.append((lo, hi))
+        return max_into(taps, out, lo, hi)
+
+    monkeypatch.setattr(conv_kernels, "_max_into", spy)
+    return ranges
+
+
+BIG = (8, 48, 48, 32)  # 2.25 MiB of float32: past SPLIT_POOL_BYTES
+
+
+@pytest.mark.parametrize(
+    "ops", [[b"BiasAdd", b"Relu"], [b"Relu"], [b"BiasAdd"]], ids=["bias relu", "relu", "bias"]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=str)
+def test_a_big_pool_split_by_images_gives_the_graph_orders_bits(
+    pool_device: Any, ops: list[bytes], dtype: Any, image_ranges: list[tuple[int, int]]
+) -> None:
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(BIG) * 4).astype(dtype)
+    x[0, 0, 0, :] = np.inf  # a lone +inf, NaN and -inf in windows of finite values
+    x[2, 2, 3, :] = np.nan
+    x[5, 4, 5, :] = -np.inf
+    while x.nbytes < conv_kernels.SPLIT_POOL_BYTES:
+        x = np.concatenate([x, x])
+    b = (rng.standard_normal(BIG[3]) * 2).astype(dtype) if b"BiasAdd" in ops else None
+    with np.errstate(all="ignore"):
+        want = graph_order(x, b, POOL, relu=b"Relu" in ops)
+    image_ranges.clear()
+    got = in_pool(pool_device, lambda: fused_alone(x, b, POOL, ops))
+    np.testing.assert_array_equal(got, want)
+    assert len(image_ranges) == 2 and image_ranges[0][0] == 0 and image_ranges[-1][1] == len(x)
+
+
+def test_a_split_pool_with_an_all_nan_window_runs_the_graphs_order(
+    pool_device: Any, image_ranges: list[tuple[int, int]]
+) -> None:
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(BIG).astype(np.float32)
+    x[4, :2, :2, 1] = np.nan  # pool: lowest; the graph's order: lowest, not Relu(lowest + b)
+    b = rng.standard_normal(BIG[3]).astype(np.float32)
+    with np.errstate(all="ignore"):
+        want = graph_order(x, b, POOL)
+    image_ranges.clear()
+    got = in_pool(pool_device, lambda: fused(x, b, POOL))
+    np.testing.assert_array_equal(got, want)
+    assert got[4, 0, 0, 1] == np.finfo(np.float32).min  # TensorFlow's answer there
+    assert len(image_ranges) == 3 and image_ranges[-1] == (0, len(x))  # parts, then the graph's
 
 
 # -- in a session ----------------------------------------------------------------------------------
