@@ -424,25 +424,20 @@ def max_pool(
     explicit_paddings: list[int],
     data_format: bytes,
 ) -> Array:
-    return _max_pool(x, ksize, strides, padding, explicit_paddings, data_format)[0]
+    attrs = {"explicit_paddings": explicit_paddings, "data_format": data_format}
+    return _max_pool(x, ksize=ksize, strides=strides, padding=padding, **attrs)[0]
 
 
-def _max_pool(
-    x: Array,
-    ksize: list[int],
-    strides: list[int],
-    padding: bytes,
-    explicit_paddings: list[int],
-    data_format: bytes,
-) -> tuple[Array, bool]:
-    """MaxPool's output, and whether every window held a value above the lowest (floats; False
-    for integers, whose output is not scanned)."""
-    taps, shape = _max_pool_taps(x, ksize, strides, padding, explicit_paddings, data_format)
+def _max_pool(x: Array, **window: Any) -> tuple[Array, bool]:
+    """MaxPool's output (``window``: its attrs, as ``_max_pool_taps`` takes them), and whether
+    every window held a value above the lowest (floats; False for integers, whose output is
+    not scanned)."""
+    taps, shape = _max_pool_taps(x, **window)
     if not taps:
-        return _from_nhwc(np.zeros(shape, x.dtype), data_format), False
+        return _from_nhwc(np.zeros(shape, x.dtype), window["data_format"]), False
     out = np.empty(shape, x.dtype)
     above = _max_into(taps, out, 0, shape[0])
-    return _from_nhwc(out, data_format), above
+    return _from_nhwc(out, window["data_format"]), above
 
 
 def _max_pool_taps(

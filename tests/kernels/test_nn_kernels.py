@@ -269,7 +269,8 @@ def test_max_pool_tells_whether_every_window_held_more_than_the_lowest() -> None
         (np.ones((1, 2, 2, 1), F32), padded, False),  # a window of padding alone
         (np.ones((1, 2, 2, 1), np.int32), valid, False),
     ]:
-        assert conv_kernels._max_pool(x, *window)[1] is above
+        names = ("ksize", "strides", "padding", "explicit_paddings", "data_format")
+        assert conv_kernels._max_pool(x, **dict(zip(names, window, strict=True)))[1] is above
 
 
 async def test_max_pool_same_padding_over_nans_answers_lowest(run, same) -> None:
