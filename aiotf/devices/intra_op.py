@@ -223,5 +223,12 @@ class _Parts:
                 waiter.acquire()
         if waiter is not None:
             waiter.acquire()  # released by the last part to finish
+        # No part can be claimed now. A helper job still queued holds this object until its
+        # thread wakes: it must not keep the kernel's closure, and so its inputs, alive.
+        self._part = _no_part
         if self._error is not None:
             raise self._error
+
+
+def _no_part(i: int) -> None:
+    raise AssertionError(f"part {i} claimed after the call returned")

@@ -482,6 +482,7 @@ class Executor:
                 # In a box the program empties: no frame here holds the outputs after it.
                 if type(call) is list:
                     box: list[Any] = [self._side_by_side(call)]
+                    del call  # the group's inputs: each can go once its last reader is done
                 else:
                     i, ctx, args = call
                     del call

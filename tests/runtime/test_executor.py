@@ -861,3 +861,42 @@ def test_groups_that_would_hold_a_kernel_back_hand_the_step_over(device: Device)
     b.retval("c")
     executor = b.executor()
     assert executor._program is not None and not executor._program.grouped
+
+
+async def test_a_group_s_inputs_are_dropped_after_their_last_reader(device: Device) -> None:
+    """big's output is read only by the group {g0, g1}: by the time the AddN after them runs it
+    must be gone, held neither by the program, nor by the thread that ran the group, nor by a
+    helper job still queued."""
+    watched: list[weakref.ref[Any]] = []
+    seen: list[bool] = []
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    b.add(SIZED, "big", [(x, 0)], pool=True)
+    b.add(SIZED, "g0", [("big", 0)], pool=True)
+    b.add(SIZED, "g1", [("big", 0)], pool=True)
+    b.add("AddN", "sum", [("g0", 0), ("g1", 0)], T=F32, N=2)
+    b.retval("sum")
+    executor = b.executor()
+    for item in executor._items:
+        compute = item.compute
+        if item.node.name == "big":
+
+            def spy(x: Any, compute: Callable[..., Any] = compute, **kw: Any) -> Any:
+                out = compute(x, **kw)
+                watched.append(weakref.ref(out))
+                return out
+
+            item.compute = spy
+        elif item.node.name == "sum":
+
+            def check(*xs: Any, compute: Callable[..., Any] = compute) -> Any:
+                seen.append(watched[0]() is not None)
+                return compute(*xs)
+
+            item.compute = check
+    executor._program = compile_flat(executor._items, executor._roots)
+    assert executor._program is not None and "yield grp" in executor._program.source
+    ctx = StepContext(1, Rendezvous(), [np.ones(4, np.float32)], [None], device)
+    await executor.run(ctx)
+    np.testing.assert_array_equal(ctx.retvals[0], [6.0] * 4)
+    assert seen == [False]
