@@ -349,15 +349,15 @@ class _Codegen:
         if i in self.in_group:
             return  # written with its group's first member
         item = self.items[i]
-        node = item.node
-        self._emit(2, f"# {node.name!r} ({node.op})")
         group = self.groups.get(i)
         if group is not None:
-            self._group(group)
-        elif _is_const(item):
-            self.names[f"v{i}_0"] = item.compute()  # the same read-only array on every call
+            self._group(group)  # a comment for each member
         else:
-            self._call(i)
+            self._emit(2, f"# {item.node.name!r} ({item.node.op})")
+            if _is_const(item):
+                self.names[f"v{i}_0"] = item.compute()  # the same read-only array on every call
+            else:
+                self._call(i)
         positions = range(position, position + (len(group) if group else 1))
         dying = [
             name for p in positions for name in self.last_use.get(p, ()) if name not in self.names
