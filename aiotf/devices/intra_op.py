@@ -97,10 +97,20 @@ def workers() -> int:
     return _idle_helpers() + 1
 
 
-def parallel_for(num_parts: int, part: Callable[[int], None]) -> None:
+def parallel_for(num_parts: int, part: Callable[[int], None], every_thread: bool = False) -> None:
     """Run ``part(i)`` for every ``i`` in ``range(num_parts)``, on this thread and idle pool
-    threads; return when all have run, raising the first exception a part raised."""
-    helpers = min(_idle_helpers(), num_parts - 1)
+    threads; return when all have run, raising the first exception a part raised.
+
+    With ``every_thread``, a helper is queued for each other pool thread, idle or not: a busy
+    one claims what is left once it is free. For parts that may wait on one another (a group
+    of independent kernels, ``executor._side_by_side``: a ``py_func`` waiting for its sibling
+    would wait for ever on a caller that runs the parts one after another), and that should
+    not lose a thread that frees up while they run."""
+    if every_thread:
+        load: PoolLoad | None = getattr(_local, "load", None)
+        helpers = 0 if load is None else min(load.threads - 1, num_parts - 1)
+    else:
+        helpers = min(_idle_helpers(), num_parts - 1)
     if helpers <= 0:
         for i in range(num_parts):
             part(i)
@@ -116,9 +126,10 @@ def parallel_for(num_parts: int, part: Callable[[int], None]) -> None:
 
 
 def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:
-    """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`parallel_for`, the first (the
-    calling thread's) longer than the others so that all end at about the same time; every
-    inner bound the nearest multiple of ``align`` unless that would leave a part empty.
+    """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`parallel_for` (fewer when
+    ``extent`` is smaller: none is empty), the first (the calling thread's) longer than the
+    others so that all end at about the same time; every inner bound the nearest multiple of
+    ``align`` unless that would leave a part empty.
 
     ``seconds`` is how long the whole work would take one thread while the others work too. A
     helper starts ``delay`` late (this pool's average); a caller that finishes first sleeps
@@ -128,6 +139,7 @@ def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list
     lead``; the caller's share is capped at ``2 / (k + 1)`` (two thirds of the work for two
     threads). Without a measured delay (outside a pool, or none seen yet) the ranges are equal.
     """
+    parts = min(parts, extent)  # no part left empty (a kernel's part may not expect one)
     if parts <= 1:
         return [0, extent]
     load: PoolLoad | None = getattr(_local, "load", None)
@@ -136,13 +148,16 @@ def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list
     if seconds > 0.0 and delay > 0.0:
         caller_end = (seconds + (parts - 1) * LEAD_DELAYS * delay) / parts
         share = min(caller_end / seconds, 2.0 / (parts + 1))
-    first = min(extent, max(extent // parts, round(extent * share)))
+    first = min(extent - (parts - 1), max(extent // parts, round(extent * share)))
     rest = extent - first
     bounds = [0]
     for i in range(parts - 1):
         bound = first + rest * i // (parts - 1)
         aligned = round(bound / align) * align
-        bounds.append(aligned if bounds[-1] < aligned < extent else bound)  # no part emptied
+        room = extent - (parts - 1 - i)  # each later part gets at least one
+        if bounds[-1] < aligned <= room:
+            bound = aligned
+        bounds.append(min(max(bound, bounds[-1] + 1), room))
     bounds.append(extent)
     return bounds
 

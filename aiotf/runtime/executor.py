@@ -500,14 +500,15 @@ class Executor:
 
     def _side_by_side(self, calls: list[tuple[int, StepContext, list[Any]]]) -> dict[int, Any]:
         """The outputs of independent pool kernels by node, each run whole by whichever thread
-        claims it (the first failure stops the claiming, and is raised)."""
+        claims it, a pool thread busy with another step's work joining once it is free (the
+        first failure stops the claiming, and is raised)."""
         outputs: dict[int, Any] = {}
 
         def run(j: int) -> None:
             i, ctx, args = calls[j]
             outputs[i] = self._pool_call(i, ctx, args)
 
-        intra_op.parallel_for(len(calls), run)
+        intra_op.parallel_for(len(calls), run, every_thread=True)  # a kernel may wait on another
         return outputs
 
     # -- the flat schedule ---------------------------------------------------------------------

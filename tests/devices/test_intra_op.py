@@ -164,6 +164,29 @@ def test_the_callers_range_is_longer_by_the_helpers_start_delay() -> None:
     assert bounds == [0, 200, 300]
 
 
+def test_no_range_is_empty_or_reversed() -> None:
+    """Regression (found by review): a long helper delay gave three images to three threads as
+    [0, 2, 2, 3], and a split pool failed on its empty part; and an inner bound rounded up to a
+    block could pass the next one."""
+    load = intra_op.PoolLoad(4)
+
+    def all_bounds() -> list[tuple[int, int, int, list[int]]]:
+        found = []
+        for delay in (0.0, 20e-6, 1e-4, 1e-3, 1e-2):
+            load.helper_delay = delay
+            for extent in range(1, 80):
+                for parts in range(1, 6):
+                    for align in (1, 3, 16):
+                        bounds = intra_op.lead_bounds(extent, parts, 1e-3, align)
+                        found.append((extent, parts, align, bounds))
+        return found
+
+    for extent, parts, align, bounds in _in_a_pool_thread(load, all_bounds, _no_pool):
+        assert bounds[0] == 0 and bounds[-1] == extent, (extent, parts, align, bounds)
+        assert len(bounds) - 1 == min(parts, extent), (extent, parts, align, bounds)
+        assert all(a < b for a, b in zip(bounds[:-1], bounds[1:], strict=True)), bounds
+
+
 def test_the_caller_runs_part_0_and_a_helper_notes_its_delay() -> None:
     load = intra_op.PoolLoad(2)
     in_helper = threading.local()

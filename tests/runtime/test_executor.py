@@ -900,3 +900,38 @@ async def test_a_group_s_inputs_are_dropped_after_their_last_reader(device: Devi
     await executor.run(ctx)
     np.testing.assert_array_equal(ctx.retvals[0], [6.0] * 4)
     assert seen == [False]
+
+
+async def test_a_group_s_kernels_meet_when_the_other_pool_thread_was_busy(device: Device) -> None:
+    """Regression (found by review): with the pool's other thread busy when a group starts, its
+    kernels ran one after another in the step's thread, and g0, waiting for g1, waited for ever.
+    A helper is queued for every pool thread, busy or not: the busy one takes g1 once free."""
+    met, blocking, release = threading.Event(), threading.Event(), threading.Event()
+
+    def wait_for_g1() -> None:
+        if not met.wait(STALL_S):
+            raise RuntimeError("g1 never ran beside g0")
+
+    GATES[b"wait"], GATES[b"meet"] = wait_for_g1, met.set
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    b.add(GATE, "g0", [(x, 0)], kind=b"wait")
+    b.add(GATE, "g1", [(x, 0)], kind=b"meet")
+    b.add("AddN", "sum", [("g0", 0), ("g1", 0)], T=F32, N=2)
+    b.retval("sum")
+    executor = b.executor()
+    assert executor._program is not None and "yield grp" in executor._program.source
+
+    def blocker() -> None:  # holds the pool's other thread as the step starts
+        blocking.set()
+        release.wait(STALL_S)
+
+    busy = asyncio.ensure_future(device.run_in_pool(blocker))
+    await asyncio.to_thread(blocking.wait, STALL_S)
+    ctx = StepContext(1, Rendezvous(), [np.ones(2, np.float32)], [None], device)
+    step = asyncio.ensure_future(executor.run(ctx))
+    await asyncio.sleep(0.05)
+    release.set()  # the other thread is free: its queued helper takes g1
+    await asyncio.wait_for(step, STALL_S)
+    await busy
+    np.testing.assert_array_equal(ctx.retvals[0], [2.0, 2.0])
