@@ -40,7 +40,8 @@ _lock = threading.RLock()  # a weak reference's callback may run in any thread, 
 _frozen_owners: dict[int, weakref.ref[Array]] = {}  # id -> the memory owners freeze() froze
 _entries: dict[Hashable, tuple[weakref.ref[Any], Array]] = {}
 _bytes = 0
-# id -> (the array, its memory's owner, what was found for it by kind): kept()'s fast path
+# id -> (the array, its memory's owner, what was found for it by kind and geometry): kept()'s
+# fast path
 _by_array: dict[int, tuple[weakref.ref[Array], weakref.ref[Array], dict[Hashable, Array]]] = {}
 
 
@@ -100,7 +101,7 @@ def kept(kind: Hashable, source: Array) -> Array | None:
     known = _by_array.get(id(source))
     if known is not None and known[0]() is source:
         owner = known[1]()  # alive while source is; still frozen? (it could be made writable)
-        value = known[2].get(kind)
+        value = known[2].get(_geometry(kind, source))
         if value is not None and owner is not None and not owner.flags.writeable:
             return value
     if not frozen(source):
@@ -124,7 +125,13 @@ def _remember(kind: Hashable, source: Array, owner: Array, value: Array) -> None
         if known is None or known[0]() is not source:
             ref = weakref.ref(source, lambda dead: _forget(key, dead))
             known = _by_array[key] = (ref, weakref.ref(owner), {})
-        known[2][kind] = value
+        known[2][_geometry(kind, source)] = value
+
+
+def _geometry(kind: Hashable, a: Array) -> Hashable:
+    """``kind`` and ``a``'s geometry: an array's shape, strides and dtype can be set in place,
+    the same object then viewing its memory another way."""
+    return kind, a.shape, a.strides, a.dtype
 
 
 def _forget(key: int, ref: weakref.ref[Array]) -> None:

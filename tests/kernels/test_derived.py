@@ -127,3 +127,17 @@ def test_found_by_identity_but_never_for_another_array_or_a_thawed_one() -> None
     assert derived.kept("test", view) is value and derived.kept("test", view) is value
     owner.flags.writeable = True  # its owner can: numpy allows it (aiotf's never does)
     assert derived.kept("test", view) is None
+
+
+def test_an_array_reshaped_in_place_finds_nothing_by_its_identity() -> None:
+    """Regression (found by review): ``a.shape = ...`` keeps the object, not its geometry."""
+    source = frozen_copy(np.arange(12.0))
+    flat = derived.derived("test", source, lambda a: a * 2)
+    assert derived.kept("test", source) is flat  # remembered by identity
+    view = source[...]
+    view.shape = (3, 4)  # the same object from here on, another geometry
+    assert derived.kept("test", view) is None
+    grid = derived.derived("test", view, lambda a: a.T.copy())
+    assert grid.shape == (4, 3) and derived.kept("test", view) is grid
+    view.shape = (12,)
+    assert derived.kept("test", view) is flat  # the flat geometry's, found through the memory
