@@ -440,24 +440,18 @@ def _max_pool(x: Array, **window: Any) -> tuple[Array, bool]:
     return _from_nhwc(out, window["data_format"]), above
 
 
-def _max_pool_taps(
-    x: Array,
-    ksize: list[int],
-    strides: list[int],
-    padding: bytes,
-    explicit_paddings: list[int],
-    data_format: bytes,
-) -> tuple[list[Array], tuple[int, int, int, int]]:
+def _max_pool_taps(x: Array, **window: Any) -> tuple[list[Array], tuple[int, int, int, int]]:
     """MaxPool's taps (views of ``x`` as NHWC, padded with the lowest value) and its NHWC
-    output shape; no taps when the output or the window is empty."""
+    output shape; no taps when the output or the window is empty. ``window``: MaxPool's attrs
+    (``ksize``, ``strides``, ``padding``, ``explicit_paddings``, ``data_format``)."""
     if np.ndim(x) != 4:
         raise _invalid(f"tensor_in must be 4-dimensional {shape_str(x)}")
-    k = _hw(ksize, data_format, "ksize", "pool")
-    s = _hw(strides, data_format, "stride", "pool")
+    data_format, padding = window["data_format"], window["padding"]
+    k = _hw(window["ksize"], data_format, "ksize", "pool")
+    s = _hw(window["strides"], data_format, "stride", "pool")
     xn = _to_nhwc(x, data_format)
-    oh, ow, pads = _geometry(
-        xn, k, s, (1, 1), padding, _explicit(explicit_paddings, padding, data_format)
-    )
+    explicit = _explicit(window["explicit_paddings"], padding, data_format)
+    oh, ow, pads = _geometry(xn, k, s, (1, 1), padding, explicit)
     shape = (xn.shape[0], oh, ow, xn.shape[3])
     if not np.prod(shape) * k[0] * k[1]:
         return [], shape
