@@ -515,55 +515,45 @@ def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
         except errors.OpError as e:
             raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
 
-    nhwc = window["data_format"] != b"NCHW"
+    channels = 1 if window["data_format"] == b"NCHW" else 3
     bias = args[0] if args else None
     if np.ndim(x) == 4 and (
         bias is None
-        or (
-            np.ndim(bias) == 1
-            and len(bias) == x.shape[3 if nhwc else 1]
-            and np.isfinite(bias).all()
-        )
+        or (np.ndim(bias) == 1 and len(bias) == x.shape[channels] and np.isfinite(bias).all())
     ):
-        if nhwc and len(x) > 1 and x.nbytes >= SPLIT_POOL_BYTES and intra_op.workers() > 1:
-            pooled = _fused_by_images(x, *taps(x), bias, node)
-            if pooled is not None:
-                return pooled
-        else:
-            pooled, above = pool(x)
-            if above:  # no window answered lowest
-                out = _activations(pooled, bias, node)
-                if node.attrs["fused_ops"][-1] == b"BiasAdd":  # fresh; a Relu's is never below 0
-                    np.maximum(out, _lowest(out.dtype), out=out)
-                return out
+        pooled = _pool_first(x, *taps(x), bias, node)
+        if pooled is not None:  # no window answered lowest
+            return _from_nhwc(pooled, window["data_format"])
     return pool(_activations(x, bias, node))[0]
 
 
-# A fused pool of at least this many input bytes (NHWC, two images or more) in a pool thread
-# splits its images over the pool's idle threads, each pooling, biasing and rectifying its own
-# in place. The cnn's first pool (3.2 MiB in, just written by both cores) went from 575-695 to
-# 478-577 us in the step; its second (1.6 MiB) went from 286 to 364 us split (the helper's
-# wake-up and the GIL hand-offs cost more than half of it), so it stays whole.
+# A fused pool of at least this many input bytes (two images or more) in a pool thread splits
+# its images over the pool's idle threads, each pooling, biasing and rectifying its own in place.
+# The cnn's first pool (3.2 MiB in, just written by both cores) went from 575-695 to 478-577 us
+# in the step; its second (1.6 MiB) went from 286 to 364 us split (the helper's wake-up and the
+# GIL hand-offs cost more than half of it), so it stays whole.
 SPLIT_POOL_BYTES = 2 << 20
 _POOL_RATE = intra_op.Rate(NS_PER_ELEMENT * 1e-9)  # seconds per input element of a part
 
 
-def _fused_by_images(
+def _pool_first(
     x: Array,
     taps: list[Array],
     shape: tuple[int, int, int, int],
     bias: Array | None,
     node: KernelNode,
 ) -> Array | None:
-    """The fused pool of NHWC ``x`` (its MaxPool ``taps``, output ``shape``), its images split
-    over the pool, each part pooling and then biasing and rectifying its images in place (a few
-    numpy calls a part: the GIL is taken back after each); None when some window held nothing
-    but NaN or -inf (the graph's order runs then)."""
+    """The fused pool of ``x`` (its MaxPool ``taps``, NHWC output ``shape``) computed pool
+    first: the maximum over the taps, then the bias and Relu on it in place; from
+    SPLIT_POOL_BYTES up its images split over the pool (a few numpy calls a part: the GIL is
+    taken back after each). None when some window held nothing but NaN or -inf (the graph's
+    order runs then)."""
     if not taps:
         return None
     n = shape[0]
     out = np.empty(shape, x.dtype)
-    bounds = intra_op.lead_bounds(n, min(n, intra_op.workers()), _POOL_RATE.seconds(x.size))
+    parts = min(n, intra_op.workers()) if x.nbytes >= SPLIT_POOL_BYTES else 1
+    bounds = intra_op.lead_bounds(n, parts, _POOL_RATE.seconds(x.size))
     lowest = []  # parts with a window of nothing but NaN or -inf
     clock = time.perf_counter
 

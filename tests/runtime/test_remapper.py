@@ -193,13 +193,13 @@ def fused_alone(
 def relu_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of the tensors Relu rectifies: the pooled one when pooling goes first."""
     sizes: list[int] = []
-    relu = nn_kernels.relu
+    relu_into = nn_kernels.relu_into  # Relu's kernel's, and the pool-first path's in place
 
-    def spy(x: np.ndarray) -> np.ndarray:
+    def spy(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
         sizes.append(x.size)
-        return relu(x)
+        return relu_into(x, out)
 
-    monkeypatch.setattr(nn_kernels, "relu", spy)
+    monkeypatch.setattr(nn_kernels, "relu_into", spy)
     return sizes
 
 
