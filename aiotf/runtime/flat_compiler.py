@@ -368,30 +368,18 @@ class _Codegen:
     def _call(self, i: int) -> None:
         """Node ``i``'s kernel call, its ref inputs dereferenced, then maybe a deadline check."""
         item = self.items[i]
-
-        def emit(line: str) -> None:
-            self._emit(2, line, i)
-
         data = self._inputs(i)
-        target = self._target(i)
-        args = ", ".join((["ctx"] if item.wants_ctx else []) + data)
-        calls = kernel_call(i, item, target, args, self.names)
         if not item.pooled:
-            for line in calls:
-                emit(line)
+            for line in self._calls(i, data):
+                self._emit(2, line, i)
             self.work += 0 if item.wants_ctx else 1  # _Arg, _Retval, variables: no work
         else:
-            lines, gate = cost_gate(i, item, data, self.names, self.names)
-            for line in lines:
-                emit(line)
-            emit(f"if {gate}:")
-            for line in calls:
-                emit(f"    {line}")
+            self._inline_when_cheap(i, data)
             if self.grouped:  # the executor runs it in the pool, and the rest of the step there
-                args = ", ".join(data)
-                emit(f"else: box = yield ({i}, ctx, [{args}]); {target or '_ = '}box.pop()")
-            else:
-                emit(f"else: yield ({self.position}, locals())")  # hand the step over
+                take = f"{self._target(i) or '_ = '}box.pop()"
+                self._emit(2, f"else: box = yield ({i}, ctx, [{', '.join(data)}]); {take}", i)
+            else:  # hand the step over
+                self._emit(2, f"else: yield ({self.position}, locals())", i)
             self.work += POOLED_WORK
         self._check_deadline(i)
 
@@ -404,11 +392,7 @@ class _Codegen:
             item = self.items[i]
             self._emit(2, f"# {item.node.name!r} ({item.node.op}), side by side", i)
             data = self._inputs(i)
-            args = ", ".join((["ctx"] if item.wants_ctx else []) + data)
-            calls = kernel_call(i, item, self._target(i), args, self.names)
-            lines, gate = cost_gate(i, item, data, self.names, self.names)
-            for line in [*lines, f"if {gate}:", *(f"    {c}" for c in calls)]:
-                self._emit(2, line, i)
+            self._inline_when_cheap(i, data)
             self._emit(2, f"else: grp.append(({i}, ctx, [{', '.join(data)}]))", i)
         self._emit(2, "if grp:")
         self._emit(3, "box = yield grp; got = box.pop(); del grp")
@@ -418,6 +402,19 @@ class _Codegen:
         self._emit(3, "del got")
         self.work += POOLED_WORK * len(group)
         self._check_deadline(group[-1])
+
+    def _calls(self, i: int, data: list[str]) -> list[str]:
+        """The statements that call node ``i``'s kernel on ``data`` (``loop_compiler.kernel_call``)."""
+        item = self.items[i]
+        args = ", ".join((["ctx"] if item.wants_ctx else []) + data)
+        return kernel_call(i, item, self._target(i), args, self.names)
+
+    def _inline_when_cheap(self, i: int, data: list[str]) -> None:
+        """Pool kernel ``i``'s cost gate and, under ``if``, its call inline; the caller writes
+        the ``else:`` (the pool)."""
+        lines, gate = cost_gate(i, self.items[i], data, self.names, self.names)
+        for line in [*lines, f"if {gate}:", *(f"    {c}" for c in self._calls(i, data))]:
+            self._emit(2, line, i)
 
     def _inputs(self, i: int) -> list[str]:
         """The names of node ``i``'s inputs, its ref inputs dereferenced first (``t<pos>``)."""
