@@ -20,8 +20,8 @@ add per tap over the whole output) instead of materializing windows.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -42,6 +42,7 @@ from aiotf.kernels.registry import (
 from aiotf.proto import NodeDef
 
 Array = np.ndarray[Any, Any]
+_T = TypeVar("_T")
 
 _CONV_TYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 
@@ -503,15 +504,10 @@ _FUSED_ATTRS = {b"BiasAdd": ("T", "data_format"), b"Relu": ("T",), b"MaxPool": (
 def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
     window = {key: node.attrs[key] for key in _POOL_WINDOW}
 
-    def taps(v: Array) -> tuple[list[Array], tuple[int, int, int, int]]:
+    def as_max_pool(fn: Callable[..., _T], v: Array) -> _T:
+        """``fn(v, **window)``, its errors raised as the graph's MaxPool node raises them."""
         try:
-            return _max_pool_taps(v, **window)
-        except errors.OpError as e:
-            raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
-
-    def pool(v: Array) -> tuple[Array, bool]:
-        try:
-            return _max_pool(v, **window)
+            return fn(v, **window)
         except errors.OpError as e:
             raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
 
@@ -521,10 +517,10 @@ def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
         bias is None
         or (np.ndim(bias) == 1 and len(bias) == x.shape[channels] and np.isfinite(bias).all())
     ):
-        pooled = _pool_first(x, *taps(x), bias, node)
+        pooled = _pool_first(x, *as_max_pool(_max_pool_taps, x), bias, node)
         if pooled is not None:  # no window answered lowest
             return _from_nhwc(pooled, window["data_format"])
-    return pool(_activations(x, bias, node))[0]
+    return as_max_pool(_max_pool, _activations(x, bias, node))[0]
 
 
 # A fused pool of at least this many input bytes (two images or more) in a pool thread splits

@@ -430,3 +430,21 @@ def test_a_device_type_without_the_fused_kernel_keeps_its_ops() -> None:
         node.assigned_device = node.requested_device = accel
     assert not fuse_pools(g, frozenset())
     assert g["pool"].op == "MaxPool"
+
+
+@pytest.mark.parametrize("case", ["not 4-D", "bad ksize"])
+def test_the_pools_own_errors_name_the_graphs_max_pool(case: str) -> None:
+    """Both of the kernel's ways to the pool (pool first, and the graph's order) raise MaxPool's
+    errors as the graph's MaxPool node, with its words."""
+    pool = dict(POOL)
+    if case == "bad ksize":
+        x = np.ones((1, 4, 4, 3), np.float32)  # pool first: the taps fail
+        pool["ksize"] = [2, 2, 2, 1]
+        words = "Pooling is not yet supported on the batch or depth dimension (ksize)."
+    else:
+        x = np.ones((4, 4, 3), np.float32)  # the graph's order: the pool fails
+        words = "tensor_in must be 4-dimensional [4,4,3]"
+    with pytest.raises(errors.InvalidArgumentError) as info:
+        fused_alone(x, None, pool, [b"Relu"])
+    assert info.value.node_def.name == "pool" and info.value.node_def.op == "MaxPool"
+    assert info.value.message.startswith(words)
