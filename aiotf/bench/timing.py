@@ -8,8 +8,10 @@ shuffled every round (seeded): a rotation would always put the same contender af
 other one. Before each batch the loop sleeps ``SETTLE_S``, so that the threads a contender
 leaves spinning (OpenBLAS's workers after numpy's matmuls spin for about 2**28 cycles;
 TensorFlow's Eigen pools spin too) have gone to sleep and do not take a core from the next
-one. Every run is timed on its own with ``perf_counter``; statistics are over all runs of all
-rounds.
+one. The short probe that sizes each contender's batches settles first too: probed right after
+numpy's matmuls, aiotf's wide16 ran on one core and got half the runs a batch of the others, so
+a larger share of its runs were a batch's first, which are the slowest. Every run is timed on
+its own with ``perf_counter``; statistics are over all runs of all rounds.
 
 Sync contenders (numpy, TensorFlow) are called straight from the loop; TensorFlow's ``run``
 blocks the event loop while it runs, exactly as it would in an asyncio program.
@@ -147,7 +149,8 @@ async def time_interleaved(
     batch: dict[str, int] = {}
     for c in contenders:
         probe: list[float] = []
-        await c.time_batch(2, probe)
+        await asyncio.sleep(settle)  # sized on quiet cores, as it is timed: not on what the
+        await c.time_batch(2, probe)  # contender before left spinning
         batch[c.label] = max(1, min(max_batch, int(budget / rounds / max(min(probe), 1e-7))))
     samples: dict[str, list[float]] = {c.label: [] for c in contenders}
     order = list(contenders)

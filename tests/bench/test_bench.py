@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from aiotf.bench import WORKLOADS, Options, Workload, main, run_suite
 from aiotf.bench.report import format_report
+from aiotf.bench.timing import Contender, time_interleaved
 from aiotf.bench.workloads import Array, Built, Params, Reference
 
 TIMED = ("median_s", "p10_s", "p90_s", "runs")
@@ -83,6 +85,24 @@ async def test_a_workload_that_cannot_be_built_is_reported_and_the_suite_goes_on
     assert set(TIMED) <= set(first["variants"]["numpy"])
     assert second["status"] == "ok"
     assert report["ok"] is True
+
+
+async def test_batches_are_sized_on_quiet_cores() -> None:
+    """A contender runs slowly for a while after another (as after numpy's matmuls, whose
+    OpenBLAS threads spin on): its probe waits as its batches do, so its batches are sized by
+    its quiet speed, not by the other's leftovers."""
+    last = [0.0]
+
+    def spinner() -> None:
+        last[0] = time.perf_counter()
+
+    def victim() -> None:
+        time.sleep(0.02 if time.perf_counter() - last[0] < 0.05 else 0.002)
+
+    contenders = [Contender("spinner", call=spinner), Contender("victim", call=victim)]
+    samples = await time_interleaved(contenders, rounds=1, budget=0.02, settle=0.1)
+    assert 5 <= len(samples["victim"]) <= 10  # 0.02 s of ~2 ms runs; one run if probed slow
+    assert max(samples["victim"]) < 0.015
 
 
 def test_references_agree_with_each_other() -> None:
