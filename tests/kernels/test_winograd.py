@@ -303,8 +303,9 @@ async def test_a_users_read_only_feed_is_transformed_on_every_run(
     assert convolved
 
 
+@pytest.mark.parametrize("hw", [(16, 16), (14, 13)])  # whole tiles; tiles overhanging the edge
 def test_fewer_blocks_than_threads_split_the_output_channels(
-    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch, hw: tuple[int, int]
 ) -> None:
     shares: list[tuple[int, int]] = []
     real = winograd.convolve
@@ -315,7 +316,7 @@ def test_fewer_blocks_than_threads_split_the_output_channels(
 
     monkeypatch.setattr(winograd, "convolve", spy)
     monkeypatch.setattr(intra_op, "workers", lambda: 3)  # as in a pool with two idle threads
-    x, f = operands(11, (1, 16, 16, 16), (3, 3, 16, 40))
+    x, f = operands(11, (1, *hw, 16), (3, 3, 16, 40))
     got = conv(x, f)  # one block of 16 tiles; 40 channels in two parts (at least 16 each)
     assert shares == [(20, 20), (20, 20)]
     want = naive_conv(x.astype(np.float64), f.astype(np.float64), (1, 1), (1, 1), "SAME")
