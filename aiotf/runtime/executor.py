@@ -10,10 +10,11 @@ Python generator that runs its iterations in order (``runtime/loop_compiler.py``
 schedule starts it once every Enter into the frame has arrived, so a loop of scalar ops costs
 its kernel calls, not a frame's bookkeeping per node. Likewise a flat partition of sync kernels
 runs as one compiled generator (``runtime/flat_compiler.py``, ``_program``). When a kernel of it
-needs the pool: if its pool kernels form a chain (an MLP, a CNN), the rest of the step moves
-into one pool thread (``_finish_program``), which runs every later kernel there; otherwise the
-step is handed over to the flat schedule, which carries on from the same point, and the
-partition is interpreted from then on (``_program`` becomes None), so its pool kernels overlap.
+needs the pool, the rest of the step moves into one pool thread (``_finish_program``), which
+runs every later kernel there, a group of independent ones side by side on the pool's threads;
+but when that could run a ``py_func`` before a sibling it may wait for, the step is handed over
+to the flat schedule, which carries on from the same point, and the partition is interpreted
+from then on (``_program`` becomes None), so its pool kernels overlap.
 
 Compiled state (shared by concurrent steps; immutable but for ``_program``'s demotion):
 

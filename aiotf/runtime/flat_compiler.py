@@ -26,20 +26,23 @@ runs inline):
   ``POOL_MIN_COST`` (``loop_compiler.cost_gate``; its verdicts kept in ``state`` from run to
   run). From ``POOL_MIN_COST`` up, what happens depends on the partition's shape:
 
-  - *Grouped*: the pool kernels form a chain of groups, each group's kernels independent of
-    one another and each depending on every kernel of the group before (:func:`_pool_groups`):
-    an MLP or a CNN (groups of one), sixteen MatMuls and their AddN (a group of sixteen, then
-    one). The program yields ``(node, ctx, inputs)`` for a kernel, or a list of them for a
-    group; the executor moves the rest of the step into a pool thread, where it answers every
-    later request there: a kernel by calling it, each big one still splitting its work over
-    the pool's idle threads (``devices/intra_op.py``), a group by running its kernels whole on
-    this thread and the idle ones, each taking the next (``intra_op.parallel_for``). One thread
-    hop per step instead of two per pool kernel; wide16 went from 27.6-28.3 to 24.1-25.3 ms a
-    step in an A/B against the handover below (its start, the hops between the products and
-    the AddN's two hops were ~1.5 ms of loop and thread hand-offs).
-  - Otherwise (``x -> a -> c`` beside ``x -> b``: run as groups ``{a, b}``, ``{c}``, c would
-    wait for b for nothing) the program hands the step over: it yields the kernel's position in
-    the order and its locals, and the executor carries on interpreting the step from there
+  - *Grouped*: the pool kernels are cut into groups, each kernel's group one after the latest
+    group among its pool ancestors (:func:`_pool_groups`): an MLP or a CNN is groups of one,
+    sixteen MatMuls and their AddN a group of sixteen, then one; a ResNet block's shortcut
+    convolution joins the group of the main branch's first. The program yields
+    ``(node, ctx, inputs)`` for a kernel, or a list of them for a group; the executor moves the
+    rest of the step into a pool thread, where it answers every later request there: a kernel
+    by calling it, each big one still splitting its work over the pool's idle threads
+    (``devices/intra_op.py``), a group by running its kernels whole on this thread and the idle
+    ones, each taking the next (``intra_op.parallel_for``). One thread hop per step instead of
+    two per pool kernel; wide16 went from 27.6-28.3 to 24.1-25.3 ms a step in an A/B against
+    the handover below (its start, the hops between the products and the AddN's two hops were
+    ~1.5 ms of loop and thread hand-offs), a ResNet-style block 8-14% faster.
+  - A kernel may wait in its group for one of the group before that it does not need (``x ->
+    a -> c`` beside ``x -> b``: groups ``{a, b}``, ``{c}``). A ``py_func`` must not (it may
+    wait for a sibling: run before that sibling's group, it would wait for ever), so a step
+    where one would is handed over: the program yields the kernel's position in the order and
+    its locals, and the executor carries on interpreting the step from there
     (``FlatProgram.outputs``), so that each pool kernel starts as soon as its inputs are
     ready; the partition is interpreted from then on.
 - The device allocator's books are not kept (the interpreted schedules keep them).
@@ -159,39 +162,48 @@ def _order(items: Sequence[LoopItem], roots: Sequence[int]) -> list[int] | None:
     return order if len(order) == len(items) else None
 
 
+# Kernels that run a user's Python, which may wait for another kernel of the same step.
+_MAY_WAIT = frozenset({"PyFunc", "PyFuncStateless"})
+
+
 def _pool_groups(
     items: Sequence[LoopItem], order: list[int]
 ) -> tuple[list[int], list[list[int]]] | None:
-    """The pool kernels as a chain of groups, and ``order`` with each group's members next to
-    each other; None when the pool kernels cannot run group after group without losing any
-    parallelism.
+    """The pool kernels in groups to run one after another, and ``order`` rearranged so that
+    each group's members sit together; None when the step must be handed over instead.
 
-    A group is pool kernels none of which depends on another, taken in ``order`` until one
-    depends on a kernel already in the group (mlp's MatMuls: groups of one; wide16's sixteen
-    MatMuls: one group, then the AddN). Run group after group, nothing can start sooner than in
-    the flat schedule exactly when every kernel of a group depends on every kernel of the group
-    before it; otherwise (``x -> a -> c`` beside ``x -> b``: ``c`` could run beside ``b``) the
-    answer is None and the step is handed over (see the module docstring).
+    A pool kernel's group is one more than the latest group among its pool ancestors (0 for
+    none), so no kernel depends on another of its group, and each depends on one of the group
+    before. A chain of groups is *exact* when every kernel depends on every kernel of the group
+    before (mlp's MatMuls: groups of one; wide16's sixteen MatMuls: one group, then the AddN):
+    run group after group, nothing can start sooner than in the flat schedule. Otherwise
+    (``x -> a -> c`` beside ``x -> b``: groups ``{a, b}``, ``{c}``) ``c`` waits for ``b`` for
+    nothing; but the flat schedule that would start it sooner pays a task and a thread hop per
+    pool kernel, and a kernel started beside another cannot split its work over the pool.
+    That cost more on every graph measured, alternated in one process: ResNet-style bottleneck
+    blocks with a projection shortcut (batch 1-8, 14x14 to 56x56) 10-19%, chains of four or
+    eight MatMuls beside a bigger one 6-13%; a kernel that cannot split (an elementwise op on
+    36M floats) beside a chain of eight, the chain waiting for it: within 5%. So the groups
+    are kept, unless one holds a kernel that runs a user's Python (``_MAY_WAIT``): a
+    ``py_func`` may wait for a sibling, and must not run before a sibling of a later group.
 
     One pass, in ``order``. What a node depends on is summed up by ``level``, the latest group
     holding one of its pool ancestors (-1: none), and ``members``, a bit mask of the members of
-    that group among them: that is all the rules need, as a kernel of a later group depends on
-    every kernel of the earlier ones. (Masks over all the pool kernels took 48 ms for a chain
-    of 10,000, growing as its square.)
+    that group among them: all that exactness needs, checked once the groups are complete.
+    (Masks over all the pool kernels took 48 ms for a chain of 10,000, growing as its square.)
     """
     level = [-1] * len(items)
     members = [0] * len(items)
     groups: list[list[int]] = []
+    before: list[tuple[int, int]] = []  # per pool kernel: its group, and its mask of the last
+    # (the members of the group before its own that it depends on)
     for i in order:
         item = items[i]
         if item.pooled:
-            g = len(groups) - 1  # the current group
-            if g < 0 or level[i] == g:  # depends on a kernel of the current group: a new one
-                g += 1
+            g = level[i] + 1
+            if g == len(groups):
                 groups.append([])
-            # it must depend on every kernel of the group before its own
-            if g > 0 and (level[i] != g - 1 or members[i] != (1 << len(groups[g - 1])) - 1):
-                return None
+            before.append((g, members[i]))
             level[i], members[i] = g, 1 << len(groups[g])
             groups[g].append(i)
         for j in item.successors:
@@ -199,33 +211,35 @@ def _pool_groups(
                 level[j], members[j] = level[i], members[i]
             elif level[i] == level[j]:
                 members[j] |= members[i]
-    return _gathered(order, groups, level), groups
+    exact = all(g == 0 or mask == (1 << len(groups[g - 1])) - 1 for g, mask in before)
+    if not exact and any(items[i].node.op in _MAY_WAIT for group in groups for i in group):
+        return None
+    return _gathered(items, order, groups, level), groups
 
 
-def _gathered(order: list[int], groups: list[list[int]], level: list[int]) -> list[int]:
-    """``order`` with each group's members at its last member's place (see _pool_groups): a
-    node between its first and last member that depends on one of them (``level``) goes after
-    the group, any other before it."""
-    group_of = {i: g for g, group in enumerate(groups) if len(group) > 1 for i in group}
-    if not group_of:
-        return order
-    gathered: list[int] = []
-    deferred: list[int] = []  # nodes after the open group's first member, depending on one
-    open_group = -1  # the group being gathered (-1: none)
+def _gathered(
+    items: Sequence[LoopItem], order: list[int], groups: list[list[int]], level: list[int]
+) -> list[int]:
+    """``order`` with the groups one after another, each group's members together (see
+    _pool_groups), and every other node between two groups: one that reads a pool kernel's
+    output right after the last group it reads from (``level``), freeing what it reads as the
+    flat schedule would; one that does not just before the first group that reads it, through
+    any path (after the last group when none does), so that it runs in the step's pool thread
+    unless a pool kernel needs it first. Nodes placed alike keep their places in ``order``.
+    """
+    place = [0] * len(items)  # group g at 2g + 1, the other nodes at even places
     for i in order:
-        g = group_of.get(i, -1)
-        if g >= 0:
-            open_group = g
-            if i != groups[g][-1]:
-                continue
-            gathered.extend(groups[g])
-            gathered.extend(deferred)
-            deferred, open_group = [], -1
-        elif open_group >= 0 and level[i] >= open_group:
-            deferred.append(i)
-        else:
-            gathered.append(i)
-    return gathered
+        if items[i].pooled:
+            place[i] = 2 * level[i] + 1
+        elif level[i] >= 0:
+            place[i] = 2 * level[i] + 2
+    for i in reversed(order):
+        if level[i] < 0 and not items[i].pooled:  # as late as all that read it allow
+            place[i] = min(
+                (place[j] - 1 if items[j].pooled else place[j] for j in items[i].successors),
+                default=2 * len(groups),
+            )
+    return sorted(order, key=place.__getitem__)  # stable: ``order`` within a place
 
 
 class _Codegen:

@@ -18,6 +18,7 @@ from aiotf.devices import DeviceMgr, add_devices
 from aiotf.devices.device import Device
 from aiotf.framework import errors
 from aiotf.framework.op_def_registry import ArgDef, AttrDef, OpDef, lookup
+from aiotf.framework.op_defs.script_ops import PyFuncCallback, py_funcs
 from aiotf.kernels import registry as kernel_registry
 from aiotf.kernels.context import StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, KernelNode, OpKernel, register_kernel
@@ -446,9 +447,19 @@ def _sized(x: Any, *, pool: bool) -> Any:
     return x + 1
 
 
+def _py_func(b: Builder, name: str, fn: Callable[..., Any], inputs: list[str]) -> str:
+    callback = PyFuncCallback(fn)  # the registry holds it weakly: the builder keeps it
+    vars(b).setdefault("callbacks", []).append(callback)
+    token = py_funcs.insert(callback)
+    return b.add(
+        "PyFunc", name, [(i, 0) for i in inputs], token=token.encode(), Tin=[F32], Tout=[F32]
+    )
+
+
 def _handover_graph(device: Device) -> Builder:
     """x -> an inline probe -> a pool kernel -> Neg; beside it a small expensive kernel that
-    stays inline."""
+    stays inline, and a py_func: groups {big, small, pf}, {after}, where after needs only big
+    and pf may wait for anything."""
     b = Builder(device)
     x = b.add("_Arg", "x", T=F32, index=0)
     b.add(PROBE, "before", [(x, 0)], probe=lambda: None)
@@ -456,8 +467,10 @@ def _handover_graph(device: Device) -> Builder:
     b.op("Neg", "after", "big", T=F32)
     b.add(SIZED, "small", [("const", 0)], pool=False)
     b.const("const", np.float32(1.0))
+    _py_func(b, "pf", lambda v: v * 3, ["const"])
     b.retval("after")
     b.retval("small")
+    b.retval("pf")
     return b
 
 
@@ -469,11 +482,11 @@ async def test_a_step_needing_the_pool_is_handed_over_and_the_program_demoted(
     assert executor._program is not None and not executor._program.grouped  # big, small apart
     SIZED_CALLS.clear()
     for _ in range(2):  # handed over mid-step, then interpreted from the start
-        retvals: list[Any] = [None, None]
+        retvals: list[Any] = [None, None, None]
         x = np.ones(4, np.float32)
         await executor.run(StepContext(1, Rendezvous(), [x], retvals, device))
         np.testing.assert_array_equal(retvals[0], -(x + 1))
-        assert retvals[1] == np.float32(2.0)
+        assert retvals[1] == np.float32(2.0) and retvals[2] == np.float32(3.0)
         assert executor._program is None
     # each kernel ran once per step: the big one in a pool thread, the small one inline
     on_loop = threading.current_thread().name
@@ -849,18 +862,87 @@ async def test_a_group_s_members_are_gathered_around_the_nodes_between_them(
         np.testing.assert_array_equal(ctx.retvals[0], xs + ys + 2)
 
 
-def test_groups_that_would_hold_a_kernel_back_hand_the_step_over(device: Device) -> None:
-    """x -> a -> c beside x -> b: c could start while b runs, so the groups {a, b}, {c} would
-    lose parallelism; the program hands such a step to the interpreted schedule."""
+async def test_groups_that_hold_a_kernel_back_still_run_as_groups(
+    device: Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """x -> a -> c -> d beside x -> b and y -> e, b + e: c could start while b runs, but the
+    groups {a, b, e}, {c, b + e}, {d} still beat a task and a hop per pool kernel (see
+    _pool_groups; AddV2 is a pool kernel too, inline while its inputs are small).
+    Every node still runs after its inputs (the probes between the groups see them made) and
+    the step takes one hop."""
+    made: list[str] = []
+
+    def noting(name: str) -> Callable[[], None]:
+        return lambda: made.append(name)
+
     b = Builder(device)
     x = b.add("_Arg", "x", T=F32, index=0)
+    y = b.add("_Arg", "y", T=F32, index=1)
     b.add(SIZED, "a", [(x, 0)], pool=True)
     b.add(SIZED, "b", [(x, 0)], pool=True)
-    b.add(SIZED, "c", [("a", 0)], pool=True)
-    b.retval("b")
-    b.retval("c")
+    b.add(PROBE, "pa", [("a", 0)], probe=noting("pa"))
+    b.add(SIZED, "c", [("pa", 0)], pool=True)
+    b.add(PROBE, "pc", [("c", 0)], probe=noting("pc"))
+    b.add(SIZED, "d", [("pc", 0)], pool=True)
+    b.add(PROBE, "py", [(y, 0)], probe=noting("py"))
+    b.add(SIZED, "e", [("py", 0)], pool=True)
+    b.op("AddV2", "be", "b", "e", T=F32)
+    b.retval("be")
+    b.retval("d")
+    executor = b.executor()
+    program = executor._program
+    assert program is not None and program.grouped
+    names = [executor._items[i].node.name for i in program.order]
+    assert names.index("py") < min(names.index(k) for k in "abe")  # before the group reading it
+    assert sorted(names[names.index("a") : names.index("a") + 3]) == ["a", "b", "e"]
+    assert names.index("e") < names.index("pa") < names.index("c") < names.index("pc")
+    assert sorted(names[names.index("c") : names.index("c") + 2]) == ["be", "c"]
+    assert names.index("pc") < names.index("d")
+    spy = PoolSpy(device)
+    monkeypatch.setattr(device, "run_in_pool", spy)
+    for step in range(2):
+        made.clear()
+        xs, ys = np.arange(4, dtype=np.float32), np.full(4, 10, np.float32)
+        retvals: list[Any] = [None, None]
+        await executor.run(StepContext(1, Rendezvous(), [xs, ys], retvals, device))
+        np.testing.assert_array_equal(retvals[0], xs + ys + 2)
+        np.testing.assert_array_equal(retvals[1], xs + 3)
+        assert made == ["py", "pa", "pc"]
+        assert spy.calls == step + 1 and executor._program is not None
+
+
+async def test_a_py_func_that_would_be_held_back_hands_the_step_over(device: Device) -> None:
+    """x -> big -> setter beside x -> waiter, both py_funcs: as groups {big, waiter}, {setter}
+    the waiter would wait for ever for the setter. A py_func may wait for any kernel of its
+    step, so such a step is handed to the interpreted schedule, which starts the setter as soon
+    as big is done."""
+    ready = threading.Event()
+
+    def waiter(v: Any) -> Any:
+        if not ready.wait(STALL_S):
+            raise RuntimeError("the setter never ran")
+        return v
+
+    def setter(v: Any) -> Any:
+        ready.set()
+        return v
+
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    b.add(SIZED, "big", [(x, 0)], pool=True)
+    _py_func(b, "setter", setter, ["big"])
+    _py_func(b, "waiter", waiter, [x])
+    b.retval("setter")
+    b.retval("waiter")
     executor = b.executor()
     assert executor._program is not None and not executor._program.grouped
+    retvals: list[Any] = [None, None]
+    xs = np.ones(4, np.float32)
+    await asyncio.wait_for(
+        executor.run(StepContext(1, Rendezvous(), [xs], retvals, device)), STALL_S
+    )
+    np.testing.assert_array_equal(retvals[0], xs + 1)
+    np.testing.assert_array_equal(retvals[1], xs)
 
 
 async def test_a_group_s_inputs_are_dropped_after_their_last_reader(device: Device) -> None:

@@ -1,8 +1,9 @@
 """The compiled flat schedule's pool groups (``flat_compiler._pool_groups``), on random graphs:
-the groups are the greedy ones, each group's kernels independent and each depending on every
-kernel of the group before; the gathered order is still topological, each group's members next
-to each other; None exactly when some kernel could have started before the group before it
-was done."""
+each pool kernel's group is one more than the latest among its pool ancestors', so a group's
+kernels are independent; the gathered order is still topological, the groups one after another,
+each group's members next to each other, every other node right after the last group it reads
+from or, reading none, just before the first group that reads it; None exactly when a py_func is among kernels that could have started before the group
+before theirs was done."""
 
 from __future__ import annotations
 
@@ -15,9 +16,15 @@ from aiotf.runtime import flat_compiler
 
 
 @dataclass
+class Node:
+    op: str
+
+
+@dataclass
 class Item:  # what _pool_groups reads of an executor item
     pooled: bool
     successors: tuple[int, ...]
+    node: Node
 
 
 def random_graph(rng: np.random.Generator, n: int, density: float) -> list[Item]:
@@ -26,7 +33,12 @@ def random_graph(rng: np.random.Generator, n: int, density: float) -> list[Item]
         for j in range(i + 1, n):
             if rng.random() < density:
                 successors[i].append(j)
-    return [Item(bool(rng.random() < 0.5), tuple(s)) for s in successors]
+    items = []
+    for s in successors:
+        pooled = bool(rng.random() < 0.5)
+        op = "PyFunc" if pooled and rng.random() < 0.1 else "MatMul" if pooled else "Neg"
+        items.append(Item(pooled, tuple(s), Node(op)))
+    return items
 
 
 def reachable(items: list[Item]) -> list[set[int]]:
@@ -56,19 +68,21 @@ def test_groups_on_random_graphs(seed: int) -> None:
     order = flat_compiler._order(items, roots)  # type: ignore[arg-type]
     assert order is not None
     depends = reachable(items)
-    pool = [i for i in order if items[i].pooled]
-    want: list[list[int]] = []  # greedy: a new group once a kernel depends on the current one
-    for i in pool:
-        if not want or any(m in depends[i] for m in want[-1]):
-            want.append([])
-        want[-1].append(i)
+    level: dict[int, int] = {}  # each pool kernel's group: after its latest pool ancestor's
+    for i in order:
+        if items[i].pooled:
+            level[i] = 1 + max((level[p] for p in depends[i] if p in level), default=-1)
+    want: list[list[int]] = [[] for _ in range(1 + max(level.values(), default=-1))]
+    for i in order:
+        if i in level:
+            want[level[i]].append(i)
     exact = all(
         all(m in depends[i] for m in before)
         for before, group in zip(want[:-1], want[1:], strict=True)
         for i in group
     )
     got = flat_compiler._pool_groups(items, order)  # type: ignore[arg-type]
-    if not exact:
+    if not exact and any(items[i].node.op == "PyFunc" for i in level):
         assert got is None
         return
     assert got is not None
@@ -78,7 +92,18 @@ def test_groups_on_random_graphs(seed: int) -> None:
     place = {i: p for p, i in enumerate(gathered)}
     for i, item in enumerate(items):
         assert all(place[i] < place[j] for j in item.successors)  # still topological
-    for group in groups:
-        assert [place[i] for i in group] == list(
-            range(place[group[0]], place[group[0]] + len(group))
-        )
+    spans = [(place[group[0]], place[group[0]] + len(group)) for group in groups]
+    for group, (start, end) in zip(groups, spans, strict=True):
+        assert [place[i] for i in group] == list(range(start, end))  # together, in order
+    assert spans == sorted(spans)  # group after group
+    # every other node between two groups: ``gap`` g is after group g - 1, before group g
+    last = [max((level[a] for a in depends[i] if a in level), default=-1) for i in order]
+    gap = {i: last[p] + 1 for p, i in enumerate(order) if i not in level and last[p] >= 0}
+    for i in reversed(order):  # reading no pool kernel: in the last gap its readers allow
+        if i not in level and i not in gap:
+            readers = [j for j in range(len(items)) if i in depends[j]]
+            gap[i] = min([level[j] if j in level else gap[j] for j in readers], default=len(groups))
+    for i, g in gap.items():
+        after = spans[g - 1][1] if g > 0 else 0
+        before = spans[g][0] if g < len(groups) else len(items)
+        assert after <= place[i] <= before - 1
