@@ -273,6 +273,49 @@ def test_max_pool_tells_whether_every_window_held_more_than_the_lowest() -> None
         assert conv_kernels._max_pool(x, **dict(zip(names, window, strict=True)))[1] is above
 
 
+@pytest.mark.parametrize(
+    ("shape", "k", "strides", "padding", "by_rows"),
+    [
+        ((3, 8, 8, 32), (2, 2), (2, 2), "VALID", False),  # three maxima either way: taps
+        ((2, 9, 7, 40), (3, 3), (2, 2), "SAME", True),  # six maxima by rows, eight by taps
+        ((2, 8, 8, 4), (2, 2), (1, 1), "VALID", True),
+        ((2, 7, 9, 5), (2, 3), (1, 1), "SAME", True),
+        ((2, 6, 6, 3), (1, 3), (1, 2), "SAME", False),  # one row: nothing to take first
+        ((2, 6, 6, 3), (3, 1), (2, 1), "VALID", False),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.int32], ids=str)
+def test_max_pool_by_rows_gives_the_taps_bits(shape, k, strides, padding, by_rows, dtype) -> None:
+    from aiotf.kernels import conv_kernels
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 8).astype(dtype)
+    if dtype != np.int32:  # NaN never wins; -inf and +inf where they fall
+        flat = x.reshape(-1)
+        for value in (NAN, -INF, INF):
+            flat[rng.choice(flat.size, flat.size // 16, replace=False)] = value
+    window = {
+        "ksize": [1, *k, 1],
+        "strides": [1, *strides, 1],
+        "padding": padding.encode(),
+        "explicit_paddings": [],
+        "data_format": b"NHWC",
+    }
+    windows, out_shape = conv_kernels._max_pool_windows(x, **window)
+    assert windows is not None and windows._by_rows is by_rows
+    outs = []
+    for rows in (True, False):
+        windows._by_rows = rows
+        out = np.empty(out_shape, x.dtype)
+        with np.errstate(invalid="ignore"):
+            windows.max_into(out, 0, 1)  # in two calls, as the fused pool's parts take them
+            windows.max_into(out, 1, len(out))
+        outs.append(out.view(f"u{out.itemsize}"))  # the bits
+    np.testing.assert_array_equal(*outs)
+    want = naive_pool(np.where(np.isnan(x.astype(F32)), -INF, x), k, strides, padding, "max")
+    np.testing.assert_array_equal(outs[0].view(x.dtype).astype(F32), want.astype(F32))
+
+
 async def test_max_pool_same_padding_over_nans_answers_lowest(run, same) -> None:
     x = np.full((1, 3, 3, 1), NAN, F32)  # recorded from TF 2.21
     attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": b"SAME"}
