@@ -1,5 +1,5 @@
-"""Products by panels and by row stacks (``kernels/products.py``) against float64 references,
-and split over the pool against the product made on one thread."""
+"""Products by panels, transposed and by row stacks (``kernels/products.py``) against float64
+references, and split over the pool against the product made on one thread."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ PANEL_CASES = [
     ((2, 3136, 512), 32),
     ((8, 300, 1000), 32),
     ((16, 3136, 70), 16),
-    ((32, 3136, 1024), 8),
+    ((32, 1024, 1024), 16),
     ((64, 784, 517), 16),
     ((128, 784, 300), 8),
 ]
@@ -59,6 +59,23 @@ def test_a_product_by_panels_is_the_product(small_gemm, shape, width) -> None:
     _close(alone, a, b)
     assert derived.kept("columns", b) is not None
     np.testing.assert_array_equal(_split(a, b), alone)  # split in whole panels: the same bits
+
+
+# (m, k, n): the cnn's dense layer, columns left over past the blocks of 16, the most rows.
+TRANSPOSED_CASES = [(32, 3136, 1024), (17, 2048, 1000), (128, 4096, 300)]
+
+
+@pytest.mark.parametrize("shape", TRANSPOSED_CASES)
+def test_a_product_transposed_is_the_product(small_gemm, shape) -> None:
+    a, b = _operands(*shape, seed=16)
+    derived.freeze(b)
+    how = products.way(a, b)
+    assert how.columns is not None and (how.width, how.rows) == (0, 0)
+    alone = products.product(a, b)
+    _close(alone, a, b)
+    assert alone.flags.c_contiguous
+    np.testing.assert_array_equal(alone, a @ b)  # OpenBLAS's own sums, either way round
+    np.testing.assert_array_equal(_split(a, b), alone)  # split in blocks of 16 columns
 
 
 # (m, k, n, layout of ``a``) and the rows of each stack: the cnn's first convolution (its im2col
@@ -89,14 +106,20 @@ ONE_PRODUCT_CASES = {  # (a, b, small-matrix kernels in the BLAS)
     "no small kernels": (np.ones((32, 3136), F32), np.ones((3136, 1024), F32), False),
     "small already": (np.ones((8, 100), F32), np.ones((100, 1000), F32), True),
     "one row": (np.ones((1, 784), F32), np.ones((784, 512), F32), True),
-    "panels, a transposed": (np.ones((3136, 32), F32).T, np.ones((3136, 1024), F32), True),
+    "panels, a transposed": (np.ones((1024, 32), F32).T, np.ones((1024, 1024), F32), True),
     "panels, few inner elements": (np.ones((64, 200), F32), np.ones((200, 512), F32), True),
-    "panels, few columns": (np.ones((32, 3136), F32), np.ones((3136, 200), F32), True),
+    "panels, few columns": (np.ones((32, 784), F32), np.ones((784, 50), F32), True),
+    "transposed, wider than deep": (
+        np.ones((100, 4096), F32),
+        np.broadcast_to(np.ones(8192, F32), (4096, 8192)),
+        True,
+    ),
+    "transposed, too many rows": (np.ones((129, 3136), F32), np.ones((3136, 1024), F32), True),
     # Layouts numpy would multiply in its own loop once stacked (found by review): 2-3x slower.
-    "panels, a reversed": (np.ones((32, 3136), F32)[::-1], np.ones((3136, 1024), F32), True),
+    "panels, a reversed": (np.ones((32, 1024), F32)[::-1], np.ones((1024, 1024), F32), True),
     "panels, a broadcast": (
-        np.broadcast_to(np.ones(3136, F32), (32, 3136)),
-        np.ones((3136, 1024), F32),
+        np.broadcast_to(np.ones(1024, F32), (32, 1024)),
+        np.ones((1024, 1024), F32),
         True,
     ),
     "stacks, b reversed": (np.ones((25088, 25), F32), np.ones((25, 32), F32)[::-1], True),
@@ -124,30 +147,34 @@ def test_what_runs_as_one_product(monkeypatch, case) -> None:
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: small_kernels)
     derived.freeze(b)
     assert products.way(a, b) is products.WHOLE
-    if small_kernels:  # the same BLAS splits the cnn's dense layer and first convolution
+    if small_kernels:  # the same BLAS takes the cnn's dense layer and first convolution apart
         dense = (np.ones((32, 3136), F32), np.ones((3136, 1024), F32))
         derived.freeze(dense[1])
-        assert products.way(*dense).width == 8
+        assert products.way(*dense).columns is not None
         assert products.way(np.ones((25088, 25), F32), np.ones((25, 32), F32)).rows == 1248
 
 
-def test_panels_need_the_columns_laid_out_as_rows_or_a_frozen_matrix(small_gemm) -> None:
-    a, fed = _operands(32, 3136, 1024, seed=13)
-    assert products.way(a, fed) is products.WHOLE  # a copy of 12.8 MiB a call costs more
+@pytest.mark.parametrize(("shape", "width"), [((32, 1024, 1024), 16), ((32, 3136, 1024), 0)])
+def test_the_columns_must_lie_as_rows_or_be_of_a_frozen_matrix(small_gemm, shape, width) -> None:
+    a, fed = _operands(*shape, seed=13)
+    assert products.way(a, fed) is products.WHOLE  # a copy of the weight a call costs more
     np.testing.assert_array_equal(products.product(a, fed), a @ fed)
     # transpose_b: the columns are the rows of the matrix given, as they lie.
     stored = np.ascontiguousarray(fed.T)
     how = products.way(a, stored.T)
-    assert how.width == 8 and np.shares_memory(how.columns, stored)
+    assert how.width == width and np.shares_memory(how.columns, stored)
     _close(products.product(a, stored.T), a, fed)
     assert derived.kept("columns", stored.T) is None  # nothing made, nothing kept
 
 
-async def test_a_constant_matmul_by_panels_in_a_session(small_gemm) -> None:
-    xv, wv = _operands(32, 3136, 1024, seed=14)
+@pytest.mark.parametrize(
+    "shape", [(32, 1024, 1024), (32, 3136, 1024)], ids=["panels", "transposed"]
+)
+async def test_a_constant_matmul_in_a_session(small_gemm, shape) -> None:
+    xv, wv = _operands(*shape, seed=14)
     g = aiotf.Graph()
     with g.as_default():
-        x = aiotf.placeholder(aiotf.float32, shape=[None, 3136])
+        x = aiotf.placeholder(aiotf.float32, shape=[None, shape[1]])
         y = aiotf.matmul(x, aiotf.constant(wv))
         yt = aiotf.matmul(x, aiotf.constant(np.ascontiguousarray(wv.T)), transpose_b=True)
     kept = derived.kept_bytes()
@@ -157,7 +184,7 @@ async def test_a_constant_matmul_by_panels_in_a_session(small_gemm) -> None:
         again, _ = await sess.run([y, yt], {x: xv})
         one_row, _ = await sess.run([y, yt], {x: xv[:1]})
     _close(got, xv, wv)
-    np.testing.assert_array_equal(got_t, got)  # the same panels, read where they lie
+    np.testing.assert_array_equal(got_t, got)  # the same columns, read where they lie
     np.testing.assert_array_equal(again, got)
     _close(one_row, xv[:1], wv)
 
