@@ -584,7 +584,7 @@ def _pool_first(
     node: KernelNode,
 ) -> Array | None:
     """The fused pool of ``x`` (its MaxPool ``windows``, NHWC output ``shape``) computed pool
-    first: the maximum over the taps, then the bias and Relu on it in place; from
+    first: the maximum over each window, then the bias and Relu on it in place; from
     SPLIT_POOL_BYTES up its images split over the pool (a few numpy calls a part: the GIL is
     taken back after each). None when some window held nothing but NaN or -inf (the graph's
     order runs then)."""

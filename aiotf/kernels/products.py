@@ -24,8 +24,11 @@ with ``b``'s columns as the rows of the left operand (the same columns as the pa
 then copied back. OpenBLAS computes the very same sums either way round (the same kernel and
 blocking, so the same bits), but packs a row-major ``b`` by gathering its columns, and its
 columns as rows by plain copies: on one core, 32x3136x1024 2.3-3.0 ms against 3.7-4.0 (panels:
-3.4-3.9), 64x4096x1024 7.1 against 8.5, 128x3136x1024 10.1 against 10.7, the copy back ~30 us
-of it; at 64x784x512, 64x1024x4096 and wider or shallower products it was as fast or slower.
+3.4-3.9), 64x4096x1024 7.1 against 8.5, 128x3136x1024 10.1 against 10.7, 17x8192x1000 6.1
+against 6.8, the copy back ~30 us of it. Shallower, wider or narrower products were as fast or
+slower: 64x784x512 and 128x2048x2048 the same, 64x1024x4096 0.9x, and with few columns the
+transposed product is the one with few rows (98x2304x256 0.9x, 100x2048x64 0.7x; 512 columns
+the same). Measured only where OpenBLAS has the small kernels, and gated with them.
 
 Measured on one core (AMD EPYC, AVX-512), numpy's one product against the stacked one: panels,
 over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.2-6x faster for 2-16 rows
@@ -55,7 +58,8 @@ Array = np.ndarray[Any, Any]
 
 SMALL_GEMM_VOLUME = 100**3  # m·n·k of OpenBLAS's small-matrix products
 TRANSPOSED_ROWS = (17, 128)  # the rows of ``a`` a transposed product may have (fewer: panels)
-TRANSPOSED_MIN_DEPTH = 2048  # ... and the inner dimension, at least this and ``b``'s columns
+TRANSPOSED_MIN_DEPTH = 2048  # ... the inner dimension at least, and at least ``b``'s columns
+TRANSPOSED_MIN_COLUMNS = 768  # ... and the columns (1000-1024 measured faster, 512 the same)
 SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products reading ``b`` transposed
 PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer products, a whole vector of output
 STACK_ALIGN = 16  # rows of a stack: a multiple of the kernels' 16-float vectors
@@ -97,7 +101,11 @@ def way(a: Array, b: Array) -> Way:
         or not blas.small_gemm_kernels()
     ):
         return WHOLE
-    if TRANSPOSED_ROWS[0] <= m <= TRANSPOSED_ROWS[1] and k >= TRANSPOSED_MIN_DEPTH and n <= k:
+    if (
+        TRANSPOSED_ROWS[0] <= m <= TRANSPOSED_ROWS[1]
+        and TRANSPOSED_MIN_COLUMNS <= n <= k
+        and k >= TRANSPOSED_MIN_DEPTH
+    ):
         columns = _columns(b)
         return WHOLE if columns is None else Way(columns=columns)
     width = _panel_width(a, m, k, n)

@@ -62,7 +62,7 @@ def test_a_product_by_panels_is_the_product(small_gemm, shape, width) -> None:
 
 
 # (m, k, n): the cnn's dense layer, columns left over past the blocks of 16, the most rows.
-TRANSPOSED_CASES = [(32, 3136, 1024), (17, 2048, 1000), (128, 4096, 300)]
+TRANSPOSED_CASES = [(32, 3136, 1024), (17, 2048, 1000), (128, 2048, 776)]
 
 
 @pytest.mark.parametrize("shape", TRANSPOSED_CASES)
@@ -115,6 +115,11 @@ ONE_PRODUCT_CASES = {  # (a, b, small-matrix kernels in the BLAS)
         True,
     ),
     "transposed, too many rows": (np.ones((129, 3136), F32), np.ones((3136, 1024), F32), True),
+    "transposed, too few columns": (
+        np.ones((64, 4096), F32),
+        np.broadcast_to(np.ones(500, F32), (4096, 500)),
+        True,
+    ),
     # Layouts numpy would multiply in its own loop once stacked (found by review): 2-3x slower.
     "panels, a reversed": (np.ones((32, 1024), F32)[::-1], np.ones((1024, 1024), F32), True),
     "panels, a broadcast": (
