@@ -108,7 +108,7 @@ ONE_PRODUCT_CASES = {  # (a, b, small-matrix kernels in the BLAS)
     "one row": (np.ones((1, 784), F32), np.ones((784, 512), F32), True),
     "panels, a transposed": (np.ones((1024, 32), F32).T, np.ones((1024, 1024), F32), True),
     "panels, few inner elements": (np.ones((64, 200), F32), np.ones((200, 512), F32), True),
-    "panels, few columns": (np.ones((32, 784), F32), np.ones((784, 50), F32), True),
+    "panels, few columns": (np.ones((32, 3136), F32), np.ones((3136, 200), F32), True),
     "transposed, wider than deep": (
         np.ones((100, 4096), F32),
         np.broadcast_to(np.ones(8192, F32), (4096, 8192)),
