@@ -473,27 +473,26 @@ class _MaxWindows:
     thread for the cnn's first pool, though 0.47 against 0.63 in a loop on the main thread),
     so it goes by taps."""
 
-    __slots__ = ("_by_rows", "_hw", "_k", "_s", "_xp")
+    __slots__ = ("_by_rows", "_hw", "_k", "_s", "_span", "_xp")
 
     def __init__(
         self, xp: Array, k: tuple[int, int], s: tuple[int, int], out_hw: tuple[int, int]
     ) -> None:
         self._xp, self._k, self._s, self._hw = xp, k, s, out_hw
         (kh, kw), ow = k, out_hw[1]
-        span = (ow - 1) * s[1] + kw  # the padded columns the windows cover
+        self._span = (ow - 1) * s[1] + kw  # the padded columns the windows cover
         by_taps = (kh * kw - 1) * ow  # maxima taken, in output pixels
-        by_rows = (kh - 1) * span + (kw - 1) * ow
+        by_rows = (kh - 1) * self._span + (kw - 1) * ow
         self._by_rows = by_rows < by_taps
 
     def max_into(self, out: Array, lo: int, hi: int) -> None:
         """Images ``lo:hi`` of ``out``: the fmax over each window (a NaN never wins)."""
-        xp, (kh, kw), (sh, sw), (oh, ow) = self._xp[lo:hi], self._k, self._s, self._hw
+        xp = self._xp[lo:hi]
         if not self._by_rows:
-            _fmax_over(
-                [tap for _, _, tap in _taps(xp, self._k, self._s, (1, 1), self._hw)], out[lo:hi]
-            )
+            taps = _taps(xp, self._k, self._s, (1, 1), self._hw)
+            _fmax_over([tap for _, _, tap in taps], out[lo:hi])
             return
-        span = (ow - 1) * sw + kw
+        (kh, kw), (sh, sw), (oh, ow), span = self._k, self._s, self._hw, self._span
         rows = np.empty((hi - lo, oh, span, xp.shape[3]), xp.dtype)
         _fmax_over([xp[:, i : i + (oh - 1) * sh + 1 : sh, :span] for i in range(kh)], rows)
         _fmax_over([rows[:, :, j : j + (ow - 1) * sw + 1 : sw] for j in range(kw)], out[lo:hi])
