@@ -19,6 +19,7 @@ add per tap over the whole output) instead of materializing windows.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -454,7 +455,7 @@ def _max_pool_windows(x: Array, **window: Any) -> tuple[_MaxWindows | None, tupl
     explicit = _explicit(window["explicit_paddings"], padding, data_format)
     oh, ow, pads = _geometry(xn, k, s, (1, 1), padding, explicit)
     shape = (xn.shape[0], oh, ow, xn.shape[3])
-    if not np.prod(shape) * k[0] * k[1]:
+    if not math.prod(shape) * k[0] * k[1]:  # np.prod of a tuple: ~4 us (an array made)
         return None, shape
     return _MaxWindows(_padded(xn, pads, _lowest(x.dtype)), k, s, (oh, ow)), shape
 
