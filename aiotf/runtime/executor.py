@@ -86,14 +86,15 @@ Per-step state (local to :meth:`Executor.run`, so steps never share it):
 
 Scheduling policy: ready nodes run in FIFO order; inline kernels run immediately; the loop
 yields to the event loop every ``YIELD_INTERVAL`` seconds of inline work (a compiled loop: at
-the end of an iteration past its time slice) so a long chain never stalls other tasks; task
-results are picked up from a queue as they finish. Either schedule runs inline until a node
-needs a task (an async kernel, or a pool kernel whose cost reaches ``POOL_MIN_COST``): only
-then are the step's TaskGroup and queue made, and that node (``held``, its inputs taken) is the
-first task. The first error
-(a kernel raising, or a task failing) stops scheduling, cancels the step's tasks, aborts the
-step's rendezvous so other partitions wake, and is raised naming the node. The device
-allocator's books are kept on the (interpreted) flat schedule only.
+the end of an iteration past its time slice; a compiled program crowded with other steps on the
+loop: after each pool kernel, in lockstep with them, see ``loop_turns``) so a long chain never
+stalls other tasks; task results are picked up from a queue as they finish. Either schedule runs
+inline until a node needs a task (an async kernel, or a pool kernel whose cost reaches
+``POOL_MIN_COST``): only then are the step's TaskGroup and queue made, and that node (``held``,
+its inputs taken) is the first task. The first error (a kernel raising, or a task failing)
+stops scheduling, cancels the step's tasks, aborts the step's rendezvous so other partitions
+wake, and is raised naming the node. The device allocator's books are kept on the
+(interpreted) flat schedule only.
 
 Cancellation: when the task running the step is cancelled (its caller, a deadline, the session
 closing), the step's TaskGroup cancels every kernel task and waits for each to end: an async
@@ -125,6 +126,7 @@ from aiotf.devices.threads import Stop
 from aiotf.framework import errors
 from aiotf.kernels.context import DEAD, StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, OpKernel
+from aiotf.runtime import loop_turns
 from aiotf.runtime.flat_compiler import FlatGenerator, FlatProgram, Handover, compile_flat
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.loop_compiler import (
@@ -440,12 +442,12 @@ class Executor:
         kernel needs the pool), carry on interpreting from there; the program is demoted, so
         later steps are interpreted from the start, their pool kernels side by side."""
         items = self._items
-        gen = program.run(ctx, time.perf_counter() + YIELD_INTERVAL)
+        gen = program.run(ctx, _program_deadline())
         try:
             request = next(gen)
             while request is None:
                 await asyncio.sleep(0)
-                request = gen.send(time.perf_counter() + YIELD_INTERVAL)
+                request = gen.send(_program_deadline())
             if program.grouped:  # the rest of the step in a pool thread
                 stop = Stop()
                 await self.device.run_in_pool(self._finish_program, gen, request, stop, cancel=stop)
@@ -705,6 +707,15 @@ class Executor:
                 break
             run.settle(*await run.done.get())
         return False
+
+
+def _program_deadline() -> float:
+    """When a compiled program running on the loop next yields: once YIELD_INTERVAL has passed;
+    or at its next check (after its next pool kernel), when other steps share the loop's turn.
+    Those steps pause there too, and the loop resumes them in the order they paused, so a crowd
+    of steps of one program runs it kernel by kernel, each kernel for every step in a row, its
+    code and weights still in cache (``loop_turns``, *Lockstep*)."""
+    return 0.0 if loop_turns.lockstep() else time.perf_counter() + YIELD_INTERVAL
 
 
 def _compute(item: _Item, ctx: StepContext, args: list[Any]) -> Any:

@@ -79,9 +79,11 @@ MAX_COMPILED_NODES = 1 << 14  # a bigger partition is interpreted (compiling: ~4
 # this many nodes, so that a build in a worker thread lets the event loop run between them.
 PART_NODES = 64
 # The program checks the clock once this much kernel work has run since the last check: a plain
-# (cheap) kernel counts 1, a pool kernel run inline (up to POOL_MIN_COST: ~260 us) POOLED_WORK.
+# (cheap) kernel counts 1, a pool kernel (run inline up to POOL_MIN_COST: ~260 us) POOLED_WORK,
+# so that a check follows each one: where steps crowded on the loop take their turns in lockstep
+# (``executor._program_deadline``), each pauses there and the others run the same kernel next.
 YIELD_EVERY = 16
-POOLED_WORK = 4
+POOLED_WORK = YIELD_EVERY
 
 Handover = tuple[int, dict[str, Any]]  # (position in the order, the program's locals)
 PoolCall = tuple[int, Any, list[Any]]  # (node, ctx, inputs): run it in the pool, send outputs
@@ -317,7 +319,10 @@ class _Codegen:
         for position in range(start, end):
             self.position = position
             self._node(self.order[position], position)
-        emit(2, "if _clock() > deadline: deadline = yield None")  # also makes it a generator
+        if end < len(self.order):
+            emit(2, "if _clock() > deadline: deadline = yield None")  # also makes it a generator
+        else:  # the step ends here: nothing to yield for (a crowded step would pause in vain)
+            emit(2, "if False: yield None")  # a generator all the same
         emit(1, "except Exception as exc:")
         emit(2, f"raise LoopError(_nodes_{part}[exc.__traceback__.tb_lineno]) from exc")
         made_here = [

@@ -1,0 +1,184 @@
+"""Steps crowded on one loop run their compiled program in lockstep (``loop_turns.lockstep``,
+``executor._program_deadline``): each pauses after each pool kernel, so the loop runs a kernel
+for every step of the turn before the next kernel, with an iteration of the loop (timers, I/O,
+other tasks) between; what each run returns or raises is what it would alone."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+
+import aiotf
+from aiotf.framework import errors
+from aiotf.kernels import products
+from aiotf.runtime import loop_turns
+
+
+class Model(NamedTuple):
+    graph: aiotf.Graph
+    x: aiotf.Tensor
+    y: aiotf.Tensor  # relu(x @ w1) @ w2
+    w1: np.ndarray[Any, Any]
+    w2: np.ndarray[Any, Any]
+
+
+@pytest.fixture
+def m() -> Model:
+    rng = np.random.default_rng(7)
+    w1 = rng.standard_normal((4, 8)).astype(np.float32)
+    w2 = rng.standard_normal((8, 3)).astype(np.float32)
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=[None, None], name="x")
+        h = aiotf.nn.relu(aiotf.matmul(x, aiotf.constant(w1)))
+        y = aiotf.matmul(h, aiotf.constant(w2), name="y")
+    return Model(g, x, y, w1, w2)
+
+
+@pytest.fixture
+async def sess(m: Model) -> AsyncIterator[aiotf.Session]:
+    async with aiotf.Session(graph=m.graph) as session:
+        yield session
+
+
+def feed(i: int) -> np.ndarray[Any, Any]:
+    return np.full((2, 4), i - 3.5, np.float32) * np.arange(1, 5, dtype=np.float32)
+
+
+def record_products(monkeypatch: pytest.MonkeyPatch, m: Model) -> list[tuple[int, int]]:
+    """Every product the MatMuls make, as ``(layer, loop ticks then)``: layer 1 or 2."""
+    calls: list[tuple[int, int]] = []
+    real = products.product
+
+    def product(a: Any, b: Any, how: Any = None) -> Any:
+        calls.append((1 if b.shape == m.w1.shape else 2, ticks))
+        return real(a, b, how)
+
+    monkeypatch.setattr(products, "product", product)
+    return calls
+
+
+ticks = 0  # a ticker task's count of loop iterations (see ticking)
+
+
+async def ticking(body: Any) -> Any:
+    """Await ``body`` with a task counting the loop's iterations beside it."""
+    global ticks
+    ticks = 0
+    stop = False
+
+    async def ticker() -> None:
+        global ticks
+        while not stop:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    try:
+        return await body
+    finally:
+        stop = True
+        await task
+
+
+def crowd(monkeypatch: pytest.MonkeyPatch, n: int) -> Any:
+    """A wrapper making the runs of a gather of ``n`` a crowd: the first run's turn starts no
+    other (no time per turn), and then, once all the others wait, the next turn lets them all
+    go together (time enough)."""
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.0)
+
+    async def run(i: int, coro: Any) -> Any:
+        if i == n - 1:  # the last task to start: the others already wait
+            monkeypatch.setattr(loop_turns, "TURN_SECONDS", 10.0)
+        return await coro
+
+    return run
+
+
+async def test_a_crowd_runs_its_program_kernel_by_kernel(
+    sess: aiotf.Session, m: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = [await sess.run(m.y, {m.x: feed(i)}) for i in range(8)]
+    calls = record_products(monkeypatch, m)
+    run = crowd(monkeypatch, 8)
+    outs = await ticking(asyncio.gather(*(run(i, sess.run(m.y, {m.x: feed(i)})) for i in range(8))))
+    for out, want in zip(outs, alone, strict=True):
+        np.testing.assert_array_equal(out, want)  # the same bits
+    # The first run had its turn to itself; the seven after it, let go together, ran the
+    # first layer each, then the second layer each, the loop turning in between.
+    assert [layer for layer, _ in calls] == [1, 2] + [1] * 7 + [2] * 7
+    first, second = calls[2:9], calls[9:]
+    assert len({t for _, t in first}) == 1 and len({t for _, t in second}) == 1
+    assert second[0][1] > first[0][1]
+
+
+async def test_runs_one_after_another_never_pause(
+    sess: aiotf.Session, m: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task running steps in a row, each within the same turn: no crowd, no pauses."""
+    verdicts: list[bool] = []
+    real = loop_turns.lockstep
+
+    def lockstep() -> bool:
+        verdicts.append(real())
+        return verdicts[-1]
+
+    monkeypatch.setattr(loop_turns, "lockstep", lockstep)
+    for i in range(6):
+        np.testing.assert_allclose(
+            await sess.run(m.y, {m.x: feed(i)}),
+            np.maximum(feed(i) @ m.w1, 0) @ m.w2,
+            rtol=1e-5,
+        )
+    assert verdicts and not any(verdicts)
+
+
+async def test_a_failing_step_in_lockstep_fails_alone(
+    sess: aiotf.Session, m: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = [await sess.run(m.y, {m.x: feed(i)}) for i in range(6)]
+    calls = record_products(monkeypatch, m)
+    run = crowd(monkeypatch, 6)
+    bad = np.ones((2, 5), np.float32)  # 5 columns against w1's 4 rows
+    coros = [run(i, sess.run(m.y, {m.x: bad if i == 3 else feed(i)})) for i in range(6)]
+    outs = await ticking(asyncio.gather(*coros, return_exceptions=True))
+    assert isinstance(outs[3], errors.InvalidArgumentError)
+    assert "Matrix size-incompatible" in str(outs[3]) and "MatMul" in str(outs[3])
+    for i in (0, 1, 2, 4, 5):
+        np.testing.assert_array_equal(outs[i], alone[i])
+    assert [layer for layer, _ in calls] == [1, 2] + [1] * 5 + [2] * 4
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.002)
+    np.testing.assert_array_equal(await sess.run(m.y, {m.x: feed(3)}), alone[3])
+
+
+async def test_a_step_cancelled_in_lockstep_leaves_the_others_be(
+    sess: aiotf.Session, m: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = [await sess.run(m.y, {m.x: feed(i)}) for i in range(6)]
+    tasks: list[asyncio.Task[Any]] = []
+    real = products.product
+    second_layers = 0
+
+    def product(a: Any, b: Any, how: Any = None) -> Any:
+        nonlocal second_layers
+        if b.shape == m.w2.shape:
+            second_layers += 1
+            if second_layers == 2:  # the group's second round: run 4 waits to resume
+                tasks[4].cancel()
+        return real(a, b, how)
+
+    monkeypatch.setattr(products, "product", product)
+    run = crowd(monkeypatch, 6)
+    tasks.extend(asyncio.create_task(run(i, sess.run(m.y, {m.x: feed(i)}))) for i in range(6))
+    outs = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(outs[4], asyncio.CancelledError)
+    for i in (0, 1, 2, 3, 5):
+        np.testing.assert_array_equal(outs[i], alone[i])
+    # The turn is over: a lone run after it starts and ends as ever.
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.002)
+    monkeypatch.setattr(products, "product", real)
+    np.testing.assert_array_equal(await sess.run(m.y, {m.x: feed(4)}), alone[4])
