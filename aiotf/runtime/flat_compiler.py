@@ -64,7 +64,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
-from aiotf.kernels.registry import POOL_MIN_COST
+from aiotf.kernels.registry import POOL_MIN_COST, elementwise_cost
 from aiotf.runtime.loop_compiler import (
     ELEMENTWISE_LIMIT,
     LoopError,
@@ -79,11 +79,15 @@ MAX_COMPILED_NODES = 1 << 14  # a bigger partition is interpreted (compiling: ~4
 # this many nodes, so that a build in a worker thread lets the event loop run between them.
 PART_NODES = 64
 # The program checks the clock once this much kernel work has run since the last check: a plain
-# (cheap) kernel counts 1, a pool kernel (run inline up to POOL_MIN_COST: ~260 us) POOLED_WORK,
-# so that a check follows each one: where steps crowded on the loop take their turns in lockstep
-# (``executor._program_deadline``), each pauses there and the others run the same kernel next.
+# (cheap) kernel counts 1, an elementwise pool kernel (run inline below ELEMENTWISE_LIMIT
+# elements) POOLED_WORK, any other pool kernel (a product, a convolution: run inline up to
+# POOL_MIN_COST, ~260 us) COSTLY_WORK, so that a check follows each: where steps crowded on the
+# loop take their turns in lockstep (``executor._program_deadline``), each pauses there, and the
+# others run the same kernel, its weights in cache, before any runs the next. A pause costs ~4
+# us; after a small elementwise kernel it bought nothing (256 runs of x + 1: 6.7 against 6.1 ms).
 YIELD_EVERY = 16
-POOLED_WORK = YIELD_EVERY
+POOLED_WORK = 4
+COSTLY_WORK = YIELD_EVERY
 
 Handover = tuple[int, dict[str, Any]]  # (position in the order, the program's locals)
 PoolCall = tuple[int, Any, list[Any]]  # (node, ctx, inputs): run it in the pool, send outputs
@@ -399,7 +403,7 @@ class _Codegen:
                 self._emit(2, f"else: box = yield ({i}, ctx, [{', '.join(data)}]); {take}", i)
             else:  # hand the step over
                 self._emit(2, f"else: yield ({self.position}, locals())", i)
-            self.work += POOLED_WORK
+            self.work += _pooled_work(item)
         self._check_deadline(i)
 
     def _group(self, group: list[int]) -> None:
@@ -419,7 +423,7 @@ class _Codegen:
             if self.items[i].num_outputs:
                 self._emit(3, f"if {i} in got: {self._target(i)}got[{i}]", i)
         self._emit(3, "del got")
-        self.work += POOLED_WORK * len(group)
+        self.work += sum(_pooled_work(self.items[i]) for i in group)
         self._check_deadline(group[-1])
 
     def _calls(self, i: int, data: list[str]) -> list[str]:
@@ -454,6 +458,11 @@ class _Codegen:
         if self.work >= YIELD_EVERY:
             self.work = 0
             self._emit(2, "if _clock() > deadline: deadline = yield None", i)
+
+
+def _pooled_work(item: LoopItem) -> int:
+    """A pool kernel's share of YIELD_EVERY (see COSTLY_WORK)."""
+    return POOLED_WORK if item.cost is elementwise_cost else COSTLY_WORK
 
 
 def _is_const(item: LoopItem) -> bool:

@@ -23,7 +23,7 @@ each kernel's code, and its weights, are still in cache for the next step (256 r
 in numpy, one after another 33-39 ms, layer by layer in groups of 8 17-19 ms, the same bits).
 So a step that starts its compiled program while steps wait for a later turn, or that started
 in a turn whose woken waiters start together, runs in lockstep (:func:`lockstep`): its program
-checks its deadline after each pool kernel (``flat_compiler.POOLED_WORK``) and is given one
+checks its deadline after each costly pool kernel (``flat_compiler.COSTLY_WORK``) and is given one
 already past, so it pauses there (``executor._program_deadline``), and the loop resumes the
 turn's steps in the order they paused, one round of kernels an iteration. The turn holds, its
 waiters waiting, until a round in which no step of it paused (``held``): its steps finish
