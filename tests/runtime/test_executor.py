@@ -1017,3 +1017,31 @@ async def test_a_group_s_kernels_meet_when_the_other_pool_thread_was_busy(device
     await asyncio.wait_for(step, STALL_S)
     await busy
     np.testing.assert_array_equal(ctx.retvals[0], [2.0, 2.0])
+
+
+async def test_a_program_past_its_deadline_pauses_after_each_costly_pool_kernel(
+    device: Device,
+) -> None:
+    """What a step in lockstep does (``loop_turns``): given a deadline already past, the
+    compiled program yields after each product, not after an elementwise kernel, and not at
+    its end; the step's answer is the same."""
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    w = b.const("w", np.eye(4, dtype=np.float32))
+    h = x
+    for i in range(3):  # a product, then an elementwise kernel: three times
+        h = b.op("AddV2", f"add{i}", b.op("MatMul", f"mm{i}", h, w, T=F32), h, T=F32)
+    b.retval(h)
+    executor = b.executor()
+    assert executor._program is not None
+    ctx = StepContext(1, Rendezvous(), [np.ones((2, 4), np.float32)], [None], device)
+    gen = executor._program.run(ctx, 0.0)
+    pauses = 0
+    with pytest.raises(StopIteration):
+        request = next(gen)
+        while True:
+            assert request is None
+            pauses += 1
+            request = gen.send(0.0)
+    assert pauses == 3
+    np.testing.assert_array_equal(ctx.retvals[0], np.full((2, 4), 8.0, np.float32))
