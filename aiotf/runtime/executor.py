@@ -442,12 +442,16 @@ class Executor:
         kernel needs the pool), carry on interpreting from there; the program is demoted, so
         later steps are interpreted from the start, their pool kernels side by side."""
         items = self._items
-        gen = program.run(ctx, _program_deadline())
+        deadline = _program_deadline()
+        gen = program.run(ctx, deadline)
         try:
             request = next(gen)
             while request is None:
+                if deadline < 0.0:  # in lockstep: the turn goes on while its steps pause
+                    loop_turns.hold()
                 await asyncio.sleep(0)
-                request = gen.send(_program_deadline())
+                deadline = _program_deadline()
+                request = gen.send(deadline)
             if program.grouped:  # the rest of the step in a pool thread
                 stop = Stop()
                 await self.device.run_in_pool(self._finish_program, gen, request, stop, cancel=stop)
@@ -711,11 +715,13 @@ class Executor:
 
 def _program_deadline() -> float:
     """When a compiled program running on the loop next yields: once YIELD_INTERVAL has passed;
-    or at its next check (after its next pool kernel), when other steps share the loop's turn.
-    Those steps pause there too, and the loop resumes them in the order they paused, so a crowd
-    of steps of one program runs it kernel by kernel, each kernel for every step in a row, its
-    code and weights still in cache (``loop_turns``, *Lockstep*)."""
-    return 0.0 if loop_turns.lockstep() else time.perf_counter() + YIELD_INTERVAL
+    and after its next costly pool kernel too (a negative deadline: ``flat_compiler``), when
+    other steps share the loop's turn. Those steps pause there as well, and the loop resumes
+    them in the order they paused, so a crowd of steps of one program runs it kernel by kernel,
+    each kernel for every step in a row, its code and weights still in cache (``loop_turns``,
+    *Lockstep*)."""
+    deadline = time.perf_counter() + YIELD_INTERVAL
+    return -deadline if loop_turns.lockstep() else deadline
 
 
 def _compute(item: _Item, ctx: StepContext, args: list[Any]) -> Any:

@@ -50,7 +50,9 @@ runs inline):
 The generator's protocol with the executor (as a compiled loop's, ``loop_compiler.py``): it yields
 ``None`` once ``deadline`` (a ``time.perf_counter`` value) has passed, and the executor yields to
 the event loop (or, in a pool thread, checks that the step is still wanted) and sends the next
-deadline in; a grouped program yields ``(node, ctx, inputs)`` for a pool kernel and is sent
+deadline in. A negative deadline ``-d`` is a step in lockstep (``runtime/loop_turns.py``): it
+yields after its next costly pool kernel (any but an elementwise one), and otherwise once ``d``
+has passed. A grouped program yields ``(node, ctx, inputs)`` for a pool kernel and is sent
 ``[outputs]`` (a box it empties, so that nothing else holds them), or a list of those for a
 group and is sent ``[{node: outputs}]``; another yields ``(position, locals())`` to hand the
 step over and is never resumed after that; it returns None when the
@@ -80,14 +82,12 @@ MAX_COMPILED_NODES = 1 << 14  # a bigger partition is interpreted (compiling: ~4
 PART_NODES = 64
 # The program checks the clock once this much kernel work has run since the last check: a plain
 # (cheap) kernel counts 1, an elementwise pool kernel (run inline below ELEMENTWISE_LIMIT
-# elements) POOLED_WORK, any other pool kernel (a product, a convolution: run inline up to
-# POOL_MIN_COST, ~260 us) COSTLY_WORK, so that a check follows each: where steps crowded on the
-# loop take their turns in lockstep (``executor._program_deadline``), each pauses there, and the
-# others run the same kernel, its weights in cache, before any runs the next. A pause costs ~4
-# us; after a small elementwise kernel it bought nothing (256 runs of x + 1: 6.7 against 6.1 ms).
+# elements) POOLED_WORK. And after each other pool kernel (a product, a convolution: run inline
+# up to POOL_MIN_COST, ~260 us): there a step in lockstep pauses (see the protocol below), and
+# the steps crowded with it run the same kernel, its weights in cache, before any runs the next.
+# A pause costs ~4 us; after small elementwise kernels it bought nothing (256 runs of x + 1).
 YIELD_EVERY = 16
 POOLED_WORK = 4
-COSTLY_WORK = YIELD_EVERY
 
 Handover = tuple[int, dict[str, Any]]  # (position in the order, the program's locals)
 PoolCall = tuple[int, Any, list[Any]]  # (node, ctx, inputs): run it in the pool, send outputs
@@ -324,7 +324,7 @@ class _Codegen:
             self.position = position
             self._node(self.order[position], position)
         if end < len(self.order):
-            emit(2, "if _clock() > deadline: deadline = yield None")  # also makes it a generator
+            emit(2, "if _clock() > abs(deadline): deadline = yield None")  # a generator, too
         else:  # the step ends here: nothing to yield for (a crowded step would pause in vain)
             emit(2, "if False: yield None")  # a generator all the same
         emit(1, "except Exception as exc:")
@@ -403,8 +403,8 @@ class _Codegen:
                 self._emit(2, f"else: box = yield ({i}, ctx, [{', '.join(data)}]); {take}", i)
             else:  # hand the step over
                 self._emit(2, f"else: yield ({self.position}, locals())", i)
-            self.work += _pooled_work(item)
-        self._check_deadline(i)
+            self.work += POOLED_WORK
+        self._check_deadline(i, item.pooled and _costly(item))
 
     def _group(self, group: list[int]) -> None:
         """Pool kernels side by side: each too cheap for the pool runs inline, the others are
@@ -423,8 +423,8 @@ class _Codegen:
             if self.items[i].num_outputs:
                 self._emit(3, f"if {i} in got: {self._target(i)}got[{i}]", i)
         self._emit(3, "del got")
-        self.work += sum(_pooled_work(self.items[i]) for i in group)
-        self._check_deadline(group[-1])
+        self.work += POOLED_WORK * len(group)
+        self._check_deadline(group[-1], any(_costly(self.items[i]) for i in group))
 
     def _calls(self, i: int, data: list[str]) -> list[str]:
         """The statements that call node ``i``'s kernel on ``data`` (``loop_compiler.kernel_call``)."""
@@ -454,15 +454,20 @@ class _Codegen:
         outs = [f"v{i}_{k}" for k in range(self.items[i].num_outputs)]
         return f"{', '.join(outs)}{',' if len(outs) > 1 else ''} = " if outs else ""
 
-    def _check_deadline(self, i: int) -> None:
-        if self.work >= YIELD_EVERY:
+    def _check_deadline(self, i: int, costly: bool = False) -> None:
+        """After node ``i``: a check of the time slice, once YIELD_EVERY work has run since the
+        last; after a costly pool kernel, one that a step in lockstep pauses at as well."""
+        if costly:
             self.work = 0
             self._emit(2, "if _clock() > deadline: deadline = yield None", i)
+        elif self.work >= YIELD_EVERY:
+            self.work = 0
+            self._emit(2, "if _clock() > abs(deadline): deadline = yield None", i)
 
 
-def _pooled_work(item: LoopItem) -> int:
-    """A pool kernel's share of YIELD_EVERY (see COSTLY_WORK)."""
-    return POOLED_WORK if item.cost is elementwise_cost else COSTLY_WORK
+def _costly(item: LoopItem) -> bool:
+    """Whether a pool kernel's work is worth a lockstep pause: any but an elementwise one."""
+    return item.cost is not elementwise_cost
 
 
 def _is_const(item: LoopItem) -> bool:

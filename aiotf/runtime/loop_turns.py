@@ -23,12 +23,12 @@ each kernel's code, and its weights, are still in cache for the next step (256 r
 in numpy, one after another 33-39 ms, layer by layer in groups of 8 17-19 ms, the same bits).
 So a step that starts its compiled program while steps wait for a later turn, or that started
 in a turn whose woken waiters start together, runs in lockstep (:func:`lockstep`): its program
-checks its deadline after each costly pool kernel (``flat_compiler.COSTLY_WORK``) and is given one
-already past, so it pauses there (``executor._program_deadline``), and the loop resumes the
+is told to pause after each costly pool kernel (a product, a convolution: not after a small
+elementwise one, ``flat_compiler``; ``executor._program_deadline``), and the loop resumes the
 turn's steps in the order they paused, one round of kernels an iteration. The turn holds, its
 waiters waiting, until a round in which no step of it paused (``held``): its steps finish
 before new ones start, and its length, over all its rounds, sizes the next one as before. A lone
-run, or runs one after another in a task, never wait for a turn and never pause.
+run, and runs one after another in a task, never pause so.
 
 State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own thread):
 
@@ -36,8 +36,8 @@ State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own 
   (its last ``_end_turn`` has not run yet).
 - ``start``, ``deadline``: when the current turn began, and ``TURN_SECONDS`` later.
 - ``started``: steps started in the current turn, woken waiters included.
-- ``in_step``: the current turn's steps run in lockstep; ``held``: how many of them were told
-  to pause since the last ``_end_turn``.
+- ``in_step``: the current turn's steps run in lockstep; ``held``: how many times they paused
+  since the last ``_end_turn``.
 - ``waiters``: futures of steps waiting for a turn, oldest first; a cancelled one (its run was
   cancelled or its session closed) is skipped.
 """
@@ -108,15 +108,18 @@ def admit() -> asyncio.Future[None] | None:
 def lockstep() -> bool:
     """Whether a step about to run (or resume) its compiled program takes this loop's turn in
     lockstep with others: when steps wait for a later turn, or others of this turn do. Then
-    it pauses after each pool kernel (its deadline is past), and the turn holds until no step
-    of it pauses any more (see *Lockstep*). Call it on the loop's thread, for a step that took
-    its turn there."""
+    it pauses after each costly pool kernel, telling :func:`hold` (see *Lockstep*). Call it
+    on the loop's thread, for a step that took its turn there."""
     turns = _current.turns
     if turns.active and (turns.in_step or turns.waiters):
         turns.in_step = True
-        turns.held += 1
         return True
     return False
+
+
+def hold() -> None:
+    """A step in lockstep pauses: its turn goes on into the loop's next iteration."""
+    _current.turns.held += 1
 
 
 def _switch(current: _Current, loop: asyncio.AbstractEventLoop) -> _LoopTurns:

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import itertools
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -1019,12 +1020,25 @@ async def test_a_group_s_kernels_meet_when_the_other_pool_thread_was_busy(device
     np.testing.assert_array_equal(ctx.retvals[0], [2.0, 2.0])
 
 
-async def test_a_program_past_its_deadline_pauses_after_each_costly_pool_kernel(
-    device: Device,
-) -> None:
-    """What a step in lockstep does (``loop_turns``): given a deadline already past, the
-    compiled program yields after each product, not after an elementwise kernel, and not at
-    its end; the step's answer is the same."""
+def pauses(executor: Executor, ctx: StepContext, deadline: float) -> int:
+    """Drive ``executor``'s compiled program through a step, sending ``deadline`` each time it
+    yields None (as the executor on the loop does): how many times it did."""
+    assert executor._program is not None
+    gen = executor._program.run(ctx, deadline)
+    count = 0
+    with pytest.raises(StopIteration):
+        request = next(gen)
+        while True:
+            assert request is None
+            count += 1
+            request = gen.send(deadline)
+    return count
+
+
+async def test_a_program_in_lockstep_pauses_after_each_costly_pool_kernel(device: Device) -> None:
+    """A step in lockstep (``loop_turns``; a negative deadline) yields after each product, not
+    after an elementwise kernel, not at its end, and not otherwise before its time slice ends;
+    the step's answer is the same."""
     b = Builder(device)
     x = b.add("_Arg", "x", T=F32, index=0)
     w = b.const("w", np.eye(4, dtype=np.float32))
@@ -1032,16 +1046,22 @@ async def test_a_program_past_its_deadline_pauses_after_each_costly_pool_kernel(
     for i in range(3):  # a product, then an elementwise kernel: three times
         h = b.op("AddV2", f"add{i}", b.op("MatMul", f"mm{i}", h, w, T=F32), h, T=F32)
     b.retval(h)
-    executor = b.executor()
-    assert executor._program is not None
     ctx = StepContext(1, Rendezvous(), [np.ones((2, 4), np.float32)], [None], device)
-    gen = executor._program.run(ctx, 0.0)
-    pauses = 0
-    with pytest.raises(StopIteration):
-        request = next(gen)
-        while True:
-            assert request is None
-            pauses += 1
-            request = gen.send(0.0)
-    assert pauses == 3
+    assert pauses(b.executor(), ctx, -(time.perf_counter() + 60.0)) == 3
     np.testing.assert_array_equal(ctx.retvals[0], np.full((2, 4), 8.0, np.float32))
+
+
+async def test_a_chain_in_lockstep_pauses_only_when_its_time_is_up(device: Device) -> None:
+    """Elementwise kernels alone: a step in lockstep never pauses before its time slice ends,
+    and past it pauses as any step does."""
+    b = Builder(device)
+    h = b.add("_Arg", "x", T=F32, index=0)
+    for i in range(40):
+        h = b.op("AddV2", f"add{i}", h, h, T=F32)
+    b.retval(h)
+    executor = b.executor()
+    args = [np.ones(4, np.float32)]
+    ctx = StepContext(1, Rendezvous(), args, [None], device)
+    assert pauses(executor, ctx, -(time.perf_counter() + 60.0)) == 0
+    np.testing.assert_array_equal(ctx.retvals[0], np.full(4, 2.0**40, np.float32))
+    assert pauses(executor, StepContext(2, Rendezvous(), args, [None], device), -1.0) > 0
