@@ -87,13 +87,13 @@ Per-step state (local to :meth:`Executor.run`, so steps never share it):
 Scheduling policy: ready nodes run in FIFO order; inline kernels run immediately; the loop
 yields to the event loop every ``YIELD_INTERVAL`` seconds of inline work (a compiled loop: at
 the end of an iteration past its time slice; a compiled program crowded with other steps on the
-loop: after each pool kernel, in lockstep with them, see ``loop_turns``) so a long chain never
-stalls other tasks; task results are picked up from a queue as they finish. Either schedule runs
-inline until a node needs a task (an async kernel, or a pool kernel whose cost reaches
-``POOL_MIN_COST``): only then are the step's TaskGroup and queue made, and that node (``held``,
-its inputs taken) is the first task. The first error (a kernel raising, or a task failing)
-stops scheduling, cancels the step's tasks, aborts the step's rendezvous so other partitions
-wake, and is raised naming the node. The device allocator's books are kept on the
+loop: after each costly pool kernel too, in lockstep with them, see ``loop_turns``) so a long
+chain never stalls other tasks; task results are picked up from a queue as they finish. Either
+schedule runs inline until a node needs a task (an async kernel, or a pool kernel whose cost
+reaches ``POOL_MIN_COST``): only then are the step's TaskGroup and queue made, and that node
+(``held``, its inputs taken) is the first task. The first error (a kernel raising, or a task
+failing) stops scheduling, cancels the step's tasks, aborts the step's rendezvous so other
+partitions wake, and is raised naming the node. The device allocator's books are kept on the
 (interpreted) flat schedule only.
 
 Cancellation: when the task running the step is cancelled (its caller, a deadline, the session
