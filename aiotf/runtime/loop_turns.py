@@ -26,9 +26,9 @@ in a turn whose woken waiters start together, runs in lockstep (:func:`lockstep`
 is told to pause after each costly pool kernel (a product, a convolution: not after a small
 elementwise one, ``flat_compiler``; ``executor._program_deadline``), and the loop resumes the
 turn's steps in the order they paused, one round of kernels an iteration. The turn holds, its
-waiters waiting, until a round in which no step of it paused (``held``): its steps finish
-before new ones start, and its length, over all its rounds, sizes the next one as before. A lone
-run, and runs one after another in a task, never pause so.
+waiters waiting, until a round in which no step of it paused (``held``), or HOLD_SECONDS: its
+steps finish before new ones start, and its length, over all its rounds, sizes the next one as
+before. A lone run, and runs one after another in a task, never pause so.
 
 State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own thread):
 
@@ -51,6 +51,10 @@ import weakref
 from collections import deque
 
 TURN_SECONDS = 0.002  # the longest a turn starts new steps, as the executor's YIELD_INTERVAL
+# The longest a turn holds its waiters while its steps pause in lockstep: a step with much more
+# to do than the others (a big batch among small requests) does not keep new steps out until it
+# is done, but from then on shares each turn with them.
+HOLD_SECONDS = 0.01
 
 
 class _LoopTurns:
@@ -143,8 +147,8 @@ def _begin(turns: _LoopTurns, loop: asyncio.AbstractEventLoop, now: float) -> No
 def _end_turn(turns: _LoopTurns, loop: asyncio.AbstractEventLoop) -> None:
     """Runs in the iteration after a turn began: end it and let the next waiters go; or, while
     steps of the turn pause in lockstep, in the iteration after that, and so on."""
-    if turns.held:
-        turns.held = 0
+    held, turns.held = turns.held, 0
+    if held and time.perf_counter() - turns.start < HOLD_SECONDS:
         loop.call_soon(_end_turn, turns, loop)
         return
     turns.active = turns.in_step = False

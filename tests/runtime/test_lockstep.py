@@ -6,6 +6,7 @@ other tasks) between; what each run returns or raises is what it would alone."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
@@ -182,3 +183,21 @@ async def test_a_step_cancelled_in_lockstep_leaves_the_others_be(
     monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.002)
     monkeypatch.setattr(products, "product", real)
     np.testing.assert_array_equal(await sess.run(m.y, {m.x: feed(4)}), alone[4])
+
+
+async def test_a_turn_holds_its_waiters_no_longer_than_hold_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step that keeps pausing in lockstep (much more to do than the others) holds its turn's
+    waiters for HOLD_SECONDS at most: then they start beside it."""
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.0)
+    monkeypatch.setattr(loop_turns, "HOLD_SECONDS", 0.02)
+    assert loop_turns.admit() is None  # this task's step begins a turn
+    waiter = loop_turns.admit()  # the next is past the turn's deadline: it waits
+    assert waiter is not None
+    start = time.perf_counter()
+    while not waiter.done():  # the first step pauses round after round
+        loop_turns.hold()
+        await asyncio.sleep(0)
+        assert time.perf_counter() - start < 5.0, "the waiter was never let go"
+    assert time.perf_counter() - start >= 0.02
