@@ -83,12 +83,12 @@ PART_NODES = 64
 # The program checks the clock once this much kernel work has run since the last check: a plain
 # (cheap) kernel counts 1, an elementwise pool kernel (run inline below ELEMENTWISE_LIMIT
 # elements) POOLED_WORK. And after each other pool kernel (a product, a convolution: run inline
-# up to POOL_MIN_COST, ~260 us): there a step in lockstep pauses (see the protocol below), and
+# up to POOL_MIN_COST, ~260 us): there a step in lockstep pauses (the protocol, above), and
 # the steps crowded with it run the same kernel, its weights in cache, before any runs the next.
 # A pause costs ~4 us; after small elementwise kernels it bought nothing (256 runs of x + 1).
 YIELD_EVERY = 16
 POOLED_WORK = 4
-# The test of a check that only the time slice ends: ``_clock() > abs(deadline)`` (see the
+# The test of a check that only the time slice ends: ``_clock() > abs(deadline)`` (the
 # protocol), with one clock read and no call while the slice lasts (most checks, in a chain).
 _SLICE_OVER = "_clock() > deadline and _clock() > -deadline"
 
