@@ -1065,3 +1065,67 @@ async def test_a_chain_in_lockstep_pauses_only_when_its_time_is_up(device: Devic
     assert pauses(executor, ctx, -(time.perf_counter() + 60.0)) == 0
     np.testing.assert_array_equal(ctx.retvals[0], np.full(4, 2.0**40, np.float32))
     assert pauses(executor, StepContext(2, Rendezvous(), args, [None], device), -1.0) > 0
+
+
+async def test_parts_of_one_shape_are_compiled_once(
+    device: Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long chain is compiled in parts (``PART_NODES``), most of them of one shape: Python
+    compiles each shape once, each part runs its own kernels and values, and an error in a
+    late part still names its node."""
+    from aiotf.runtime import flat_compiler
+
+    compiled: list[str] = []
+    real = compile
+
+    def counting(source: Any, filename: str, mode: str) -> Any:
+        compiled.append(filename)
+        return real(source, filename, mode)
+
+    monkeypatch.setattr(flat_compiler, "compile", counting, raising=False)
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    prev = x
+    for i in range(8 * flat_compiler.PART_NODES):
+        prev = b.op("AddV2" if i % 2 else "Mul", f"op{i}", prev, x, T=F32)
+    b.retval(prev)
+    executor = b.executor()
+    assert executor._program is not None
+    assert executor._program.source.count("def part_") >= 8
+    assert len(compiled) <= 4  # the first part, the one shape in between, the last, the driver
+    ctx = StepContext(1, Rendezvous(), [np.float32(0.5)], [None], device)
+    await executor.run(ctx)
+    want = np.float32(0.5)
+    for i in range(8 * flat_compiler.PART_NODES):
+        want = want + np.float32(0.5) if i % 2 else want * np.float32(0.5)
+    assert ctx.retvals[0] == want
+
+
+async def test_a_step_handed_over_from_a_later_part_keeps_its_values(device: Device) -> None:
+    """The handover (see the test above) from the third part of a program compiled in parts,
+    whose locals go by the part's own names: the executor still finds every value made so far,
+    and the step's answers are those of the interpreted schedule."""
+    from aiotf.runtime.flat_compiler import PART_NODES
+
+    b = Builder(device)
+    x = b.add("_Arg", "x", T=F32, index=0)
+    prev = x
+    for i in range(2 * PART_NODES + 5):
+        prev = b.op("Neg", f"neg{i}", prev, T=F32)
+    b.add(PROBE, "before", [(prev, 0)], probe=lambda: None)
+    b.add(SIZED, "big", [("before", 0)], pool=True)
+    b.add("AddV2", "after", [("big", 0), (x, 0)], T=F32)
+    b.add(SIZED, "small", [("const", 0)], pool=False)
+    b.const("const", np.float32(1.0))
+    _py_func(b, "pf", lambda v: v * 3, ["const"])
+    b.retval("after")
+    b.retval("small")
+    b.retval("pf")
+    executor = b.executor()
+    assert executor._program is not None and executor._program.source.count("def part_") >= 3
+    x_value = np.ones(4, np.float32)
+    retvals: list[Any] = [None, None, None]
+    await executor.run(StepContext(1, Rendezvous(), [x_value], retvals, device))
+    assert executor._program is None  # handed over
+    np.testing.assert_array_equal(retvals[0], -x_value + 1 + x_value)  # an odd number of Negs
+    assert retvals[1] == np.float32(2.0) and retvals[2] == np.float32(3.0)
