@@ -510,7 +510,9 @@ class _Codegen:
 # values', kernels' and own names, the nodes' indices and positions, the refs' sources, and
 # the comments. Python's compiler takes ~20 us a line of generated code (~100-130 us a node),
 # about half of building a 10,000-node chain's executor, so a part is compiled once per shape.
-_TOKEN = re.compile(r"#[^\n]*|'[^'\n]*'|\b(?:[vkfc]\d+(?:_\d+)?|_nodes_\d+|part_\d+|\d+)\b")
+_TOKEN = re.compile(
+    r"#[^\n]*|'[^'\n]*'|\"[^\"\n]*\"|\b(?:[vkfc]\d+(?:_\d+)?|_nodes_\d+|part_\d+|\d+(?:\.\d+)?)\b"
+)
 
 
 def _canonical(source: str) -> tuple[str, dict[str, str]]:
