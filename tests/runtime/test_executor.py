@@ -1129,3 +1129,27 @@ async def test_a_step_handed_over_from_a_later_part_keeps_its_values(device: Dev
     assert executor._program is None  # handed over
     np.testing.assert_array_equal(retvals[0], -x_value + 1 + x_value)  # an odd number of Negs
     assert retvals[1] == np.float32(2.0) and retvals[2] == np.float32(3.0)
+
+
+def test_two_parts_of_one_shape_read_the_same_once_renamed() -> None:
+    """``flat_compiler._canonical``: names, node indices, strings and comments renamed in the
+    order they appear, so that two parts that differ only in those come out the same (and still
+    Python), each with its own renames."""
+    from aiotf.runtime.flat_compiler import _canonical
+
+    template = (
+        "def part_{p}(ctx, deadline, v{a}_0):\n"
+        "    # '{name}' (AddV2)\n"
+        "    try: v{b}_0 = f{b}(v{a}_0, v0_0)\n"
+        "    except Exception: v{b}_0 = k{b}(v{a}_0, v0_0)\n"
+        "    known = q.get({b}); t0 = _deref(v{b}_0, '{name}:1')\n"
+        "    box = yield ({b}, ctx, [v{b}_0, 2.5]); raise LoopError(_nodes_{p}[3])\n"
+    )
+    first, first_names = _canonical(template.format(p=1, a=63, b=64, name="add1"))
+    second, second_names = _canonical(template.format(p=7, a=511, b=512, name="mul_9/x2"))
+    assert first == second
+    assert first_names["v64_0"] == second_names["v512_0"]
+    assert first_names["'add1:1'"] == second_names["'mul_9/x2:1'"]
+    assert "add1" not in first and "2.5" not in first and "64" not in first
+    assert "known = q.get(" in first and "_deref(" in first  # the rest as it was
+    compile(first, "<part>", "exec")
