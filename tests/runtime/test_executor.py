@@ -457,12 +457,14 @@ def _py_func(b: Builder, name: str, fn: Callable[..., Any], inputs: list[str]) -
     )
 
 
-def _handover_graph(device: Device) -> Builder:
-    """x -> an inline probe -> a pool kernel -> Neg; beside it a small expensive kernel that
-    stays inline, and a py_func: groups {big, small, pf}, {after}, where after needs only big
-    and pf may wait for anything."""
+def _handover_graph(device: Device, negations: int = 0) -> Builder:
+    """x (negated ``negations`` times first) -> an inline probe -> a pool kernel -> Neg; beside
+    it a small expensive kernel that stays inline, and a py_func: groups {big, small, pf},
+    {after}, where after needs only big and pf may wait for anything."""
     b = Builder(device)
     x = b.add("_Arg", "x", T=F32, index=0)
+    for i in range(negations):
+        x = b.op("Neg", f"neg{i}", x, T=F32)
     b.add(PROBE, "before", [(x, 0)], probe=lambda: None)
     b.add(SIZED, "big", [("before", 0)], pool=True)
     b.op("Neg", "after", "big", T=F32)
@@ -1107,27 +1109,14 @@ async def test_a_step_handed_over_from_a_later_part_keeps_its_values(device: Dev
     and the step's answers are those of the interpreted schedule."""
     from aiotf.runtime.flat_compiler import PART_NODES
 
-    b = Builder(device)
-    x = b.add("_Arg", "x", T=F32, index=0)
-    prev = x
-    for i in range(2 * PART_NODES + 5):
-        prev = b.op("Neg", f"neg{i}", prev, T=F32)
-    b.add(PROBE, "before", [(prev, 0)], probe=lambda: None)
-    b.add(SIZED, "big", [("before", 0)], pool=True)
-    b.add("AddV2", "after", [("big", 0), (x, 0)], T=F32)
-    b.add(SIZED, "small", [("const", 0)], pool=False)
-    b.const("const", np.float32(1.0))
-    _py_func(b, "pf", lambda v: v * 3, ["const"])
-    b.retval("after")
-    b.retval("small")
-    b.retval("pf")
+    b = _handover_graph(device, negations=2 * PART_NODES + 5)
     executor = b.executor()
     assert executor._program is not None and executor._program.source.count("def part_") >= 3
     x_value = np.ones(4, np.float32)
     retvals: list[Any] = [None, None, None]
     await executor.run(StepContext(1, Rendezvous(), [x_value], retvals, device))
     assert executor._program is None  # handed over
-    np.testing.assert_array_equal(retvals[0], -x_value + 1 + x_value)  # an odd number of Negs
+    np.testing.assert_array_equal(retvals[0], -(-x_value + 1))  # an odd number of Negs first
     assert retvals[1] == np.float32(2.0) and retvals[2] == np.float32(3.0)
 
 
