@@ -92,7 +92,8 @@ PART_NODES = 64
 # elements) POOLED_WORK. And after each other pool kernel (a product, a convolution: run inline
 # up to POOL_MIN_COST, ~260 us): there a step in lockstep pauses (the protocol, above), and
 # the steps crowded with it run the same kernel, its weights in cache, before any runs the next.
-# A pause costs ~4 us; after small elementwise kernels it bought nothing (256 runs of x + 1).
+# A pause costs ~2 us (the Task resuming the run's coroutines); after small elementwise kernels
+# it bought nothing (256 runs of x + 1).
 YIELD_EVERY = 16
 POOLED_WORK = 4
 # The test of a check that only the time slice ends: ``_clock() > abs(deadline)`` (the
