@@ -201,3 +201,21 @@ async def test_a_turn_holds_its_waiters_no_longer_than_hold_seconds(
         await asyncio.sleep(0)
         assert time.perf_counter() - start < 5.0, "the waiter was never let go"
     assert time.perf_counter() - start >= 0.02
+
+
+async def test_a_crowd_of_several_programs_and_big_steps_answers_as_alone(
+    sess: aiotf.Session, m: Model
+) -> None:
+    """Runs of several signatures (other fetches: other programs, some with a product, some
+    without) and of a batch big enough for the device's pool, 200 of them gathered with the
+    turns as they are: each answers what it answers alone."""
+    big = np.random.default_rng(3).standard_normal((4096, 4)).astype(np.float32)
+    h = m.graph.get_tensor_by_name("Relu:0")
+    calls: list[tuple[Any, Any]] = []
+    for i in range(200):
+        fetch = (m.y, h, [m.y, h], m.x)[i % 4]
+        calls.append((fetch, {m.x: big if i % 50 == 7 else feed(i % 9)}))
+    alone = [await sess.run(fetch, fd) for fetch, fd in calls]
+    outs = await asyncio.gather(*(sess.run(fetch, fd) for fetch, fd in calls))
+    for out, want in zip(outs, alone, strict=True):
+        np.testing.assert_equal(out, want)
