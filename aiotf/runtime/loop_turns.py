@@ -148,14 +148,14 @@ def _end_turn(turns: _LoopTurns, loop: asyncio.AbstractEventLoop) -> None:
     """Runs in the iteration after a turn began: end it and let the next waiters go; or, while
     steps of the turn pause in lockstep, in the iteration after that, and so on."""
     held, turns.held = turns.held, 0
-    if held and time.perf_counter() - turns.start < HOLD_SECONDS:
+    elapsed = time.perf_counter() - turns.start
+    if held and elapsed < HOLD_SECONDS:
         loop.call_soon(_end_turn, turns, loop)
         return
     turns.active = turns.in_step = False
     waiters = turns.waiters
     if not waiters:
         return
-    elapsed = time.perf_counter() - turns.start
     per_step = elapsed / max(turns.started, 1)
     release = max(1, int(TURN_SECONDS / per_step)) if per_step > 0 else len(waiters)
     woken = 0
