@@ -331,9 +331,9 @@ class _Codegen:
         canonical, renamed = _canonical(source)
         code = codes.get(canonical)
         if code is None:
-            scope: dict[str, Any] = {}
-            exec(compile(canonical, "<aiotf flat partition>", "exec"), scope)
-            code = codes[canonical] = scope[renamed[f"part_{part}"]].__code__
+            module: dict[str, Any] = {}
+            exec(compile(canonical, "<aiotf flat partition>", "exec"), module)
+            code = codes[canonical] = module[renamed[f"part_{part}"]].__code__
         scope = dict(shared)
         for token, name in renamed.items():
             if token in self.names:  # a kernel, a Const's value, the line-to-node map
