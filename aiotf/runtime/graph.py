@@ -21,6 +21,7 @@ class Node:
     """One node: its identity, inputs, attrs, requested and assigned device."""
 
     __slots__ = (
+        "_input_dtypes",
         "assigned_device",
         "attrs",
         "control_inputs",
@@ -51,6 +52,7 @@ class Node:
         self.output_dtypes: tuple[dtypes.DType, ...] = tuple(
             op_def_registry.output_types(op_def, attrs)
         )
+        self._input_dtypes: tuple[dtypes.DType, ...] | None = None
 
     @property
     def op(self) -> str:
@@ -61,7 +63,11 @@ class Node:
         return self.op_def.is_stateful
 
     def input_dtypes(self) -> tuple[dtypes.DType, ...]:
-        return tuple(op_def_registry.input_types(self.op_def, self.attrs))
+        """The dtypes this node expects on its inputs (worked out once: ``op_def`` and
+        ``attrs`` never change, an optimizer pass makes a new node instead)."""
+        if self._input_dtypes is None:
+            self._input_dtypes = tuple(op_def_registry.input_types(self.op_def, self.attrs))
+        return self._input_dtypes
 
     def kernel_node(self, device: str) -> KernelNode:
         """What this node's kernel may know about it, on ``device`` (a device name)."""
@@ -85,6 +91,7 @@ class Node:
         clone.requested_device = self.requested_device
         clone.assigned_device = self.assigned_device
         clone.output_dtypes = self.output_dtypes
+        clone._input_dtypes = self._input_dtypes
         return clone
 
     def to_node_def(self) -> Any:
