@@ -127,6 +127,7 @@ from aiotf.framework import errors
 from aiotf.kernels.context import DEAD, StepContext
 from aiotf.kernels.registry import POOL_MIN_COST, OpKernel
 from aiotf.runtime import loop_turns
+from aiotf.runtime.crowd import Crowd
 from aiotf.runtime.flat_compiler import FlatGenerator, FlatProgram, Handover, compile_flat
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.loop_compiler import (
@@ -309,6 +310,8 @@ class Executor:
             self._compile_loops()
         # A flat partition of sync kernels runs as compiled straight-line code (None: interpreted)
         self._program = compile_flat(items, self._roots) if self._flat else None
+        # Steps of the program crowded in a turn of the loop run it once, stacked (``crowd``)
+        self._crowd = Crowd(items, self._program) if self._program is not None else None
         self._pending0 = self._frames[0].pending0 if self._flat else []
         self._num_slots = self._frames[0].num_slots
         self._all_inline = all(item.mode == INLINE for item in items)
@@ -443,6 +446,10 @@ class Executor:
         later steps are interpreted from the start, their pool kernels side by side."""
         items = self._items
         deadline = _program_deadline()
+        if deadline < 0.0 and self._crowd is not None:
+            if await self._crowd.ran(ctx):
+                return None
+            deadline = _program_deadline()
         gen = program.run(ctx, deadline)
         try:
             request = next(gen)

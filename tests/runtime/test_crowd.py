@@ -1,0 +1,287 @@
+"""Steps of one compiled program crowded in a turn run it once, stacked (``runtime/crowd.py``):
+each gets the very bytes it gets alone, its own arrays, its own error; what cannot stack runs
+alone as before."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import aiotf
+from aiotf.framework import errors
+from aiotf.ops.op_helper import apply_op
+from aiotf.runtime import crowd, loop_turns
+from tests.runtime.test_lockstep import crowd as crowded
+
+Array = np.ndarray[Any, Any]
+F32 = np.float32
+
+
+def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every crowd that ran stacked (its rows handed out), in order."""
+    sizes: list[int] = []
+    real = crowd._rows
+
+    def rows(retvals: Any, n: int) -> Any:
+        sizes.append(n)
+        return real(retvals, n)
+
+    monkeypatch.setattr(crowd, "_rows", rows)
+    return sizes
+
+
+async def alone_then_crowded(
+    monkeypatch: pytest.MonkeyPatch,
+    sess: aiotf.Session,
+    fetch: Any,
+    feeds: list[dict[Any, Any]],
+) -> tuple[list[Any], list[Any]]:
+    """Each feed's result run alone, then all of them as one gather whose runs after the first
+    are let go together (a crowd)."""
+    alone = [await sess.run(fetch, feed) for feed in feeds]
+    run = crowded(monkeypatch, len(feeds))
+    together = await asyncio.gather(
+        *(run(i, sess.run(fetch, feed)) for i, feed in enumerate(feeds)), return_exceptions=True
+    )
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.002)
+    return alone, list(together)
+
+
+def assert_same_bytes(got: Any, want: Any) -> None:
+    assert isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape)
+    assert got.tobytes() == want.tobytes()
+
+
+def mlp(rng: np.random.Generator) -> tuple[aiotf.Graph, aiotf.Tensor, aiotf.Tensor]:
+    """mlp_b1's shape, smaller: MatMul, BiasAdd, Relu twice, then a MatMul, BiasAdd, Softmax."""
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=[1, 96], name="x")
+        h = x
+        for fan_in, width in ((96, 64), (64, 48)):
+            w = aiotf.constant(rng.standard_normal((fan_in, width)).astype(F32))
+            b = aiotf.constant(rng.standard_normal(width).astype(F32))
+            h = aiotf.nn.relu(aiotf.nn.bias_add(aiotf.matmul(h, w), b))
+        w = aiotf.constant(rng.standard_normal((48, 10)).astype(F32))
+        b = aiotf.constant(rng.standard_normal(10).astype(F32))
+        y = aiotf.nn.softmax(aiotf.nn.bias_add(aiotf.matmul(h, w), b), name="y")
+    return g, x, y
+
+
+async def test_a_crowd_of_one_row_requests_runs_stacked_with_the_bytes_of_each_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(3)
+    g, x, y = mlp(rng)
+    feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(12)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+        for got, want in zip(together, alone, strict=True):
+            assert_same_bytes(got, want)
+        # The first run had its turn alone; the eleven let go together ran as one.
+        assert sizes == [11]
+        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+        for got, want in zip(together, alone, strict=True):
+            assert_same_bytes(got, want)
+        assert sizes == [11, 11]
+
+
+# Each op a crowd stacks, on a fed operand of awkward lengths (numpy's SIMD loops have tails)
+# beside constants, broadcasting either way: (fed shape, builder of the fetch from x).
+Build = Callable[[aiotf.Tensor, np.random.Generator], aiotf.Tensor]
+
+
+def _const(rng: np.random.Generator, *shape: int) -> aiotf.Tensor:
+    return aiotf.constant(rng.standard_normal(shape).astype(F32))
+
+
+def _unary(op: str) -> Build:
+    return lambda x, rng: apply_op(op, [x], name="y").outputs[0]
+
+
+def _binary(op: str, shape: tuple[int, ...], const_first: bool = False) -> Build:
+    def build(x: aiotf.Tensor, rng: np.random.Generator) -> aiotf.Tensor:
+        c = _const(rng, *shape)
+        return apply_op(op, [c, x] if const_first else [x, c], name="y").outputs[0]
+
+    return build
+
+
+BINARY = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference")
+UNARY = [op for op in crowd._ELEMENTWISE_OPS if op not in BINARY and op != "Cast"]
+CASES: list[tuple[str, tuple[int, ...], Build]] = [
+    *((op, (1, 37), _unary(op)) for op in UNARY),
+    *((op, (7,), _binary(op, (2, 7))) for op in BINARY[:5]),
+    *((op, (3, 1), _binary(op, (5,), const_first=True)) for op in BINARY[5:]),
+    ("Cast", (1, 19), lambda x, rng: aiotf.cast(x, aiotf.float64, name="y")),
+    ("BiasAdd", (2, 3, 17), lambda x, rng: aiotf.nn.bias_add(x, _const(rng, 17), name="y")),
+    ("Softmax", (1, 10), lambda x, rng: aiotf.nn.softmax(x, name="y")),
+    ("LogSoftmax", (2, 33), lambda x, rng: aiotf.nn.log_softmax(x, name="y")),
+    ("MatMul", (1, 40), lambda x, rng: aiotf.matmul(x, _const(rng, 40, 24), name="y")),
+    ("MatMul", (1, 40), lambda x, rng: aiotf.matmul(
+        x, _const(rng, 24, 40), transpose_b=True, name="y")),
+]  # fmt: skip
+
+
+def test_every_rule_has_a_case() -> None:
+    assert {op for op, _, _ in CASES} == set(crowd._RULES)
+
+
+@pytest.mark.parametrize(("op", "shape", "build"), CASES, ids=[c[0] for c in CASES])
+async def test_each_op_stacks_as_each_step_computes_it_alone(
+    op: str, shape: tuple[int, ...], build: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(11)
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=shape, name="x")
+        y = build(x, rng)
+    assert y.op.type == op
+    feeds = [{x: (rng.standard_normal(shape) * 3).astype(F32)} for _ in range(6)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        for _ in range(2):  # checked against each alone, then trusted: stacked again
+            alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+            for got, want in zip(together, alone, strict=True):
+                assert_same_bytes(got, want)
+    assert sizes == [5, 5]
+
+
+async def test_what_cannot_stack_runs_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two rows at a MatMul (alone, BLAS multiplies them as a matrix), a fed right operand,
+    and a stateful op (each step adds to a variable): each step runs its own program."""
+    rng = np.random.default_rng(5)
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=[None, 8], name="x")
+        w = aiotf.placeholder(aiotf.float32, shape=[8, 4], name="w")
+        rows = aiotf.matmul(x, _const(rng, 8, 4))
+        fed_right = aiotf.matmul(x, w)
+        counter = aiotf.Variable(np.zeros(8, F32))
+        counted = x + aiotf.assign_add(counter, np.ones(8, F32))
+    sizes = stacked_runs(monkeypatch)
+    two_rows = [{x: rng.standard_normal((2, 8)).astype(F32)} for _ in range(5)]
+    one_row = [{x: rng.standard_normal((1, 8)).astype(F32), w: _w} for _w in
+               [rng.standard_normal((8, 4)).astype(F32) for _ in range(5)]]  # fmt: skip
+    async with aiotf.Session(graph=g) as sess:
+        alone, together = await alone_then_crowded(monkeypatch, sess, rows, two_rows)
+        for got, want in zip(together, alone, strict=True):
+            assert_same_bytes(got, want)
+        alone, together = await alone_then_crowded(monkeypatch, sess, fed_right, one_row)
+        for got, want in zip(together, alone, strict=True):
+            assert_same_bytes(got, want)
+        await sess.run(aiotf.global_variables_initializer())
+        same = [{x: np.ones((1, 8), F32)} for _ in range(5)]
+        await alone_then_crowded(monkeypatch, sess, counted, same)
+        # each step added its own ones: five alone, five crowded
+        np.testing.assert_array_equal(await sess.run(counter), np.full(8, 10.0, F32))
+    assert sizes == []
+
+
+async def test_a_bad_feed_fails_alone_and_the_rest_of_its_crowd_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(9)
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=[1, None], name="x")
+        y = aiotf.nn.relu(aiotf.matmul(x, _const(rng, 6, 3)), name="y")
+    good = [{x: rng.standard_normal((1, 6)).astype(F32)} for _ in range(4)]
+    bad = [{x: np.ones((1, 5), F32)} for _ in range(3)]  # 5 columns against 6 rows
+    feeds = [good[0], bad[0], good[1], bad[1], good[2], bad[2], good[3]]
+    async with aiotf.Session(graph=g) as sess:
+        want = [await sess.run(y, feed) for feed in good]
+        run = crowded(monkeypatch, len(feeds))
+        outs = await asyncio.gather(
+            *(run(i, sess.run(y, feed)) for i, feed in enumerate(feeds)), return_exceptions=True
+        )
+        for i in (1, 3, 5):
+            assert isinstance(outs[i], errors.InvalidArgumentError)
+            assert "Matrix size-incompatible" in str(outs[i]) and "MatMul" in str(outs[i])
+        for got, expected in zip(outs[::2], want, strict=True):
+            assert_same_bytes(got, expected)
+        monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.002)
+        assert_same_bytes(await sess.run(y, good[1]), want[1])  # the next run works
+
+
+async def test_each_step_gets_its_own_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its rows of a stacked value are copies of its own, as alone: no view that keeps the
+    crowd's stacked array alive, nothing another step's writes can change."""
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=[3], name="x")
+        c = aiotf.exp(aiotf.constant(np.arange(3, dtype=F32)))
+        y = aiotf.identity(x) * 2.0
+    feeds = [{x: np.full(3, i, F32)} for i in range(6)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        _, together = await alone_then_crowded(monkeypatch, sess, [y, c], feeds)
+    assert sizes == [5]
+    arrays = [out for pair in together for out in pair]
+    assert all(out.flags.owndata and out.flags.writeable for out in arrays)
+    assert len({id(out) for out in arrays}) == len(arrays)
+    together[1][0][:] = -1.0
+    together[1][1][:] = -1.0
+    for i, (out_y, out_c) in enumerate(together):
+        if i != 1:
+            np.testing.assert_array_equal(out_y, np.full(3, 2.0 * i, F32))
+            np.testing.assert_array_equal(out_c, np.exp(np.arange(3, dtype=F32)))
+
+
+async def test_a_check_that_finds_other_bytes_turns_the_crowd_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A numpy whose stacked product differs in the last bit: the first crowd's check sees it,
+    every step gets what it computed alone, and later crowds run alone."""
+    rng = np.random.default_rng(2)
+    g, x, y = mlp(rng)
+    feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(6)]
+    real = crowd._stacked_call
+
+    def off_by_a_bit(node: Any, data: Any, flags: Any) -> Any:
+        out = real(node, data, flags)
+        return np.nextafter(out, np.inf) if node.node.op == "MatMul" else out
+
+    monkeypatch.setattr(crowd, "_stacked_call", off_by_a_bit)
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+        for got, want in zip(together, alone, strict=True):
+            assert_same_bytes(got, want)
+        assert sizes == [5]  # stacked once, checked, then no more
+        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+        for got, want in zip(together, alone, strict=True):
+            assert_same_bytes(got, want)
+    assert sizes == [5]
+
+
+async def test_a_step_cancelled_in_its_crowd_leaves_the_others_be(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(4)
+    g, x, y = mlp(rng)
+    feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(6)]
+    tasks: list[asyncio.Task[Any]] = []
+    real = crowd.Crowd._run
+
+    def run_crowd(self: crowd.Crowd, key: Any) -> None:
+        tasks[2].cancel()  # waiting in the crowd
+        real(self, key)
+
+    async with aiotf.Session(graph=g) as sess:
+        alone = [await sess.run(y, feed) for feed in feeds]
+        monkeypatch.setattr(crowd.Crowd, "_run", run_crowd)
+        run = crowded(monkeypatch, len(feeds))
+        tasks.extend(asyncio.create_task(run(i, sess.run(y, f))) for i, f in enumerate(feeds))
+        outs = await asyncio.gather(*tasks, return_exceptions=True)
+        assert isinstance(outs[2], asyncio.CancelledError)
+        for i in (0, 1, 3, 4, 5):
+            assert_same_bytes(outs[i], alone[i])
+        monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.002)
+        assert_same_bytes(await sess.run(y, feeds[2]), alone[2])
