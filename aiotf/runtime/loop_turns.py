@@ -121,6 +121,15 @@ def lockstep() -> bool:
     return False
 
 
+def crowded() -> bool:
+    """Whether a step about to run its compiled program shares this loop's turn: other steps
+    started in it (woken together, or started before it in the turn's iteration). Then its
+    crowd may run the program once for them all, stacked (``runtime/crowd.py``). Call it as
+    :func:`lockstep`."""
+    turns = _current.turns
+    return turns.active and turns.started > 1
+
+
 def hold() -> None:
     """A step in lockstep pauses: its turn goes on into the loop's next iteration."""
     _current.turns.held += 1

@@ -15,10 +15,24 @@ import aiotf
 from aiotf.framework import errors
 from aiotf.ops.op_helper import apply_op
 from aiotf.runtime import crowd, loop_turns
+from tests.runtime import test_lockstep
 from tests.runtime.test_lockstep import crowd as crowded
+from tests.runtime.test_lockstep import ticking
 
 Array = np.ndarray[Any, Any]
 F32 = np.float32
+
+
+def ticks() -> int:
+    """The loop's iterations so far, counted by ``ticking``'s ticker."""
+    return test_lockstep.ticks
+
+
+@pytest.fixture(autouse=True)
+def one_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each crowd of these tests runs as one stacked slice (but in the test of slices)."""
+    monkeypatch.setattr(crowd, "SLICE_SECONDS", 10.0)
+    monkeypatch.setattr(crowd, "FIRST_SLICE", 1000)
 
 
 def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -285,3 +299,54 @@ async def test_a_step_cancelled_in_its_crowd_leaves_the_others_be(
             assert_same_bytes(outs[i], alone[i])
         monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.002)
         assert_same_bytes(await sess.run(y, feeds[2]), alone[2])
+
+
+async def test_a_big_crowd_runs_in_slices_an_iteration_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each slice holds the loop about SLICE_SECONDS (here: the fewest steps, two, then three
+    rather than leave one alone), with an iteration of the loop between two."""
+    monkeypatch.setattr(crowd, "SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(crowd, "FIRST_SLICE", 2)
+    rng = np.random.default_rng(6)
+    g, x, y = mlp(rng)
+    feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(8)]
+    slices: list[tuple[int, int]] = []
+    real = crowd._rows
+
+    def rows(retvals: Any, n: int) -> Any:
+        slices.append((n, ticks()))
+        return real(retvals, n)
+
+    monkeypatch.setattr(crowd, "_rows", rows)
+    async with aiotf.Session(graph=g) as sess:
+        alone = [await sess.run(y, feed) for feed in feeds]
+        run = crowded(monkeypatch, len(feeds))
+        together = await ticking(
+            asyncio.gather(*(run(i, sess.run(y, feed)) for i, feed in enumerate(feeds)))
+        )
+    for got, want in zip(together, alone, strict=True):
+        assert_same_bytes(got, want)
+    assert [n for n, _ in slices] == [2, 2, 3]
+    ticked = [t for _, t in slices]
+    assert ticked == sorted(set(ticked))  # each slice in an iteration of its own
+
+
+async def test_a_burst_within_one_turn_is_a_crowd_after_its_first_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Runs started in one iteration of the loop, all within the turn's time: the first runs
+    alone (none other has started yet), the rest as one crowd; a run alone in its turn never
+    waits for one."""
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 10.0)
+    rng = np.random.default_rng(8)
+    g, x, y = mlp(rng)
+    feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(6)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        alone = [await sess.run(y, feed) for feed in feeds]
+        assert sizes == []
+        together = await asyncio.gather(*(sess.run(y, feed) for feed in feeds))
+    for got, want in zip(together, alone, strict=True):
+        assert_same_bytes(got, want)
+    assert sizes == [5]
