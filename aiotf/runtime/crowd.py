@@ -16,8 +16,9 @@ Any other op may run once for the crowd when nothing stacked reaches it (it read
 only); a program holding a stateful op (a variable, a queue) never runs stacked, as each step
 must run that op itself. Every feed must be a numeric array, of the same shape and dtype in
 every step of a crowd (steps with other shapes make another crowd). A pool kernel must cost
-less than POOL_MIN_COST for one step: alone, the step would run it inline (a kernel split over
-the pool threads, or several rows multiplied by panels, could differ in the last bits).
+less than POOL_MIN_COST for one step, as alone it would run inline: stacked, a kernel the pool
+would run costs the loop's thread as much for every step (asked when a signature is checked;
+its shapes decide).
 
 How. A step about to run its program while other steps share its turn of the loop
 (``loop_turns.crowded``: let go together from the turns' waiting line, or started after another
@@ -192,8 +193,9 @@ class Crowd:
             start = time.perf_counter()
             try:
                 with np.errstate(all="ignore"):
-                    rows = _rows(self._evaluate(args), len(members))
-                    if signature not in self._verdicts:
+                    checked = signature in self._verdicts
+                    rows = _rows(self._evaluate(args, gated=not checked), len(members))
+                    if not checked:
                         rows = self._checked(args, rows, signature)
                     else:
                         seconds = (time.perf_counter() - start) / len(members)
@@ -209,9 +211,11 @@ class Crowd:
             future.set_result(rows is not None)
         loop_turns.hold()  # the steps go on in the loop's next iteration, in this turn
 
-    def _evaluate(self, args: list[list[Any]]) -> Retvals:
+    def _evaluate(self, args: list[list[Any]], gated: bool = False) -> Retvals:
         """The retvals of the steps whose feeds are ``args``, stacked; or of the one step alone
-        (kernel by kernel, as its program would) when ``args`` holds one."""
+        (kernel by kernel, as its program would) when ``args`` holds one. ``gated``: first ask
+        each stacked pool kernel's cost for one step (a signature checked once passed: costs
+        follow from shapes)."""
         assert self._nodes is not None
         alone = len(args) == 1
         feeds = args[0] if alone else [np.stack(column) for column in zip(*args, strict=True)]
@@ -236,7 +240,12 @@ class Crowd:
                 stacked.append(False)
                 continue
             some = any(flags)
-            if some and node.pooled and node.cost(*_one_step(data, flags)) >= POOL_MIN_COST:
+            if (
+                gated
+                and some
+                and node.pooled
+                and node.cost(*_one_step(data, flags)) >= POOL_MIN_COST
+            ):
                 raise _Unstackable  # alone, the step would run it in the pool
             out = _stacked_call(node, data, flags) if some else node.compute(*data)
             n = node.num_outputs

@@ -350,3 +350,24 @@ async def test_a_burst_within_one_turn_is_a_crowd_after_its_first_step(
     for got, want in zip(together, alone, strict=True):
         assert_same_bytes(got, want)
     assert sizes == [5]
+
+
+async def test_a_product_a_step_alone_sends_to_the_pool_is_not_stacked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One row by a 2048x2048 weight costs a step more than POOL_MIN_COST: alone, it runs in
+    the pool; stacked, the crowd's products would hold the loop's thread. So such steps run
+    alone."""
+    rng = np.random.default_rng(12)
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, shape=[1, 2048], name="x")
+        y = aiotf.nn.relu(aiotf.matmul(x, _const(rng, 2048, 2048)), name="y")
+    feeds = [{x: rng.standard_normal((1, 2048)).astype(F32)} for _ in range(4)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        for _ in range(2):
+            alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+            for got, want in zip(together, alone, strict=True):
+                assert_same_bytes(got, want)
+    assert sizes == []
