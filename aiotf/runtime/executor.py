@@ -87,7 +87,8 @@ Per-step state (local to :meth:`Executor.run`, so steps never share it):
 Scheduling policy: ready nodes run in FIFO order; inline kernels run immediately; the loop
 yields to the event loop every ``YIELD_INTERVAL`` seconds of inline work (a compiled loop: at
 the end of an iteration past its time slice; a compiled program crowded with other steps on the
-loop: after each costly pool kernel too, in lockstep with them, see ``loop_turns``) so a long
+loop: after each costly pool kernel too, in lockstep with them, see ``loop_turns``, unless the
+crowd runs it once for them all, stacked, see ``crowd``) so a long
 chain never stalls other tasks; task results are picked up from a queue as they finish. Either
 schedule runs inline until a node needs a task (an async kernel, or a pool kernel whose cost
 reaches ``POOL_MIN_COST``): only then are the step's TaskGroup and queue made, and that node

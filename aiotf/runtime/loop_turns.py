@@ -28,7 +28,9 @@ elementwise one, ``flat_compiler``; ``executor._program_deadline``), and the loo
 turn's steps in the order they paused, one round of kernels an iteration. The turn holds, its
 waiters waiting, until a round in which no step of it paused (``held``), or HOLD_SECONDS: its
 steps finish before new ones start, and its length, over all its rounds, sizes the next one as
-before. A lone run, and runs one after another in a task, never pause so.
+before. A lone run, and runs one after another in a task, never pause so. Steps of a program
+that can run stacked go further (:func:`crowded`, ``runtime/crowd.py``): the steps of a turn,
+from its second, run it once for them all, their feeds stacked, and pause only for that.
 
 State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own thread):
 
