@@ -123,7 +123,8 @@ class Crowd:
 
     async def ran(self, ctx: StepContext) -> bool:
         """Run ``ctx``'s step with its crowd: True once its retvals are set; False when it is
-        to run its program alone. Call it on the loop's thread, for a step in lockstep."""
+        to run its program alone. Call it on the loop's thread, for a step that shares its turn
+        (``loop_turns.crowded``)."""
         if self.off or (self._nodes is None and not self._plan()):
             return False
         signature = _signature(ctx.args)
@@ -170,8 +171,7 @@ class Crowd:
 
     def _run(self, key: tuple[Any, ...]) -> None:
         """The loop's callback: run a crowd's steps stacked, a slice of them an iteration."""
-        members = [(ctx, f) for ctx, f in self._pending.pop(key) if not f.done()]
-        self._run_slice(key[1], members)
+        self._run_slice(key[1], self._pending.pop(key))
 
     def _run_slice(
         self, signature: tuple[Any, ...], members: list[tuple[StepContext, asyncio.Future[bool]]]
@@ -199,7 +199,8 @@ class Crowd:
                         rows = self._checked(args, rows, signature)
                     else:
                         seconds = (time.perf_counter() - start) / len(members)
-                        self._step_seconds += (seconds - self._step_seconds) * AVERAGE_WEIGHT
+                        average = self._step_seconds or seconds  # the first: as it is
+                        self._step_seconds = average + (seconds - average) * AVERAGE_WEIGHT
             except _Unstackable:
                 self._verdicts[signature] = False
             except Exception:  # a kernel's error: each step meets its own, alone
