@@ -192,10 +192,10 @@ async def test_a_turn_holds_its_waiters_no_longer_than_hold_seconds(
     waiters for HOLD_SECONDS at most: then they start beside it."""
     monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.0)
     monkeypatch.setattr(loop_turns, "HOLD_SECONDS", 0.02)
+    start = time.perf_counter()  # before the turn begins: its hold is timed from then
     assert loop_turns.admit() is None  # this task's step begins a turn
     waiter = loop_turns.admit()  # the next is past the turn's deadline: it waits
     assert waiter is not None
-    start = time.perf_counter()
     while not waiter.done():  # the first step pauses round after round
         loop_turns.hold()
         await asyncio.sleep(0)
