@@ -447,7 +447,7 @@ class Executor:
         later steps are interpreted from the start, their pool kernels side by side."""
         items = self._items
         deadline = _program_deadline()
-        if self._crowd is not None and (deadline < 0.0 or loop_turns.crowded()):
+        if deadline < 0.0 and self._crowd is not None:  # in lockstep: maybe stacked
             if await self._crowd.ran(ctx):
                 return None
             deadline = _program_deadline()

@@ -29,8 +29,8 @@ turn's steps in the order they paused, one round of kernels an iteration. The tu
 waiters waiting, until a round in which no step of it paused (``held``), or HOLD_SECONDS: its
 steps finish before new ones start, and its length, over all its rounds, sizes the next one as
 before. A lone run, and runs one after another in a task, never pause so. Steps of a program
-that can run stacked go further (:func:`crowded`, ``runtime/crowd.py``): the steps of a turn,
-from its second, run it once for them all, their feeds stacked, and pause only for that.
+that can run stacked go further (``runtime/crowd.py``): the steps in lockstep run it once for
+them all, their feeds stacked, and pause only for that.
 
 State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own thread):
 
@@ -121,15 +121,6 @@ def lockstep() -> bool:
         turns.in_step = True
         return True
     return False
-
-
-def crowded() -> bool:
-    """Whether a step about to run its compiled program shares this loop's turn: other steps
-    started in it (woken together, or started before it in the turn's iteration). Then its
-    crowd may run the program once for them all, stacked (``runtime/crowd.py``). Call it as
-    :func:`lockstep`."""
-    turns = _current.turns
-    return turns.active and turns.started > 1
 
 
 def hold() -> None:
