@@ -20,9 +20,11 @@ less than POOL_MIN_COST for one step, as alone it would run inline: stacked, a k
 would run costs the loop's thread as much for every step (asked when a signature is checked;
 its shapes decide).
 
-How. A step about to run its program in lockstep (``loop_turns.lockstep``: let go together
-with others from the turns' waiting line, or started while steps wait there) joins its
-executor's crowd (:meth:`Crowd.ran`) and waits. The first to
+How. A step about to run its program in a turn shared with other tasks' steps
+(``loop_turns.crowded``: let go together from the turns' waiting line, started while steps wait
+there, or started in a turn where another task's step did: a gather's first turn) joins its
+executor's crowd (:meth:`Crowd.ran`) and waits; steps one task awaits one after another never
+do. The first to
 join schedules the crowd's run for the loop's next iteration, by which time the steps of its
 turn have joined (they start in one iteration). The run takes the steps in slices of about
 SLICE_SECONDS each (by a step's share of the slices before), one slice an iteration, so that
@@ -123,7 +125,8 @@ class Crowd:
 
     async def ran(self, ctx: StepContext) -> bool:
         """Run ``ctx``'s step with its crowd: True once its retvals are set; False when it is
-        to run its program alone. Call it on the loop's thread, for a step in lockstep."""
+        to run its program alone. Call it on the loop's thread, for a step whose turn is
+        shared (``loop_turns.crowded``)."""
         if self.off or (self._nodes is None and not self._plan()):
             return False
         signature = _signature(ctx.args)

@@ -29,8 +29,10 @@ turn's steps in the order they paused, one round of kernels an iteration. The tu
 waiters waiting, until a round in which no step of it paused (``held``), or HOLD_SECONDS: its
 steps finish before new ones start, and its length, over all its rounds, sizes the next one as
 before. A lone run, and runs one after another in a task, never pause so. Steps of a program
-that can run stacked go further (``runtime/crowd.py``): the steps in lockstep run it once for
-them all, their feeds stacked, and pause only for that.
+that can run stacked go further (``runtime/crowd.py``): the steps of a turn run it once for them
+all, their feeds stacked, and pause only for that; not only in lockstep, but also in a turn where
+steps of several tasks started (:func:`crowded`: a gather's first turn), never for the steps
+one task awaits one after another.
 
 State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own thread):
 
@@ -40,6 +42,9 @@ State (one ``_LoopTurns`` per event loop; a loop is only ever used from its own 
 - ``started``: steps started in the current turn, woken waiters included.
 - ``in_step``: the current turn's steps run in lockstep; ``held``: how many times they paused
   since the last ``_end_turn``.
+- ``first_task``, ``many_tasks``: the task of the first step admitted in the current turn
+  (None in a turn of one woken step, until its next), and whether a step of another task was
+  admitted in it, or it was let go with others.
 - ``waiters``: futures of steps waiting for a turn, oldest first; a cancelled one (its run was
   cancelled or its session closed) is skipped.
 """
@@ -61,8 +66,8 @@ HOLD_SECONDS = 0.01
 
 class _LoopTurns:
     __slots__ = (
-        "__weakref__", "active", "deadline", "held", "in_step", "start", "started",
-        "waiters",
+        "__weakref__", "active", "deadline", "first_task", "held", "in_step", "many_tasks",
+        "start", "started", "waiters",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -72,6 +77,8 @@ class _LoopTurns:
         self.started = 0
         self.in_step = False
         self.held = 0
+        self.first_task: object = None  # the task of the turn's first step admitted here
+        self.many_tasks = False  # steps of more than one task started in the turn
         self.waiters: deque[asyncio.Future[None]] = deque()
 
 
@@ -103,10 +110,17 @@ def admit() -> asyncio.Future[None] | None:
     now = time.perf_counter()
     if not turns.active:
         _begin(turns, loop, now)
+        turns.first_task = asyncio.current_task(loop)
     elif now >= turns.deadline:
         waiter = loop.create_future()
         turns.waiters.append(waiter)
         return waiter
+    elif not turns.many_tasks:
+        task = asyncio.current_task(loop)
+        if turns.first_task is None:  # a turn of one woken step: this may be its task's next
+            turns.first_task = task
+        elif task is not turns.first_task:
+            turns.many_tasks = True
     turns.started += 1
     return None
 
@@ -121,6 +135,15 @@ def lockstep() -> bool:
         turns.in_step = True
         return True
     return False
+
+
+def crowded() -> bool:
+    """Whether a step about to run its compiled program shares this loop's turn with steps of
+    other tasks (started in it, let go with it, or waiting for a later turn): then a crowd may
+    run the program once for them, stacked (``runtime/crowd.py``). Steps one task awaits one
+    after another never share so. Call it as :func:`lockstep`."""
+    turns = _current.turns
+    return turns.active and (turns.many_tasks or turns.in_step or bool(turns.waiters))
 
 
 def hold() -> None:
@@ -143,6 +166,8 @@ def _begin(turns: _LoopTurns, loop: asyncio.AbstractEventLoop, now: float) -> No
     turns.start = now
     turns.deadline = now + TURN_SECONDS
     turns.started = 0
+    turns.first_task = None
+    turns.many_tasks = False
     loop.call_soon(_end_turn, turns, loop)
 
 
@@ -171,4 +196,4 @@ def _end_turn(turns: _LoopTurns, loop: asyncio.AbstractEventLoop) -> None:
         # started beside them there joins it rather than beginning its own.
         _begin(turns, loop, time.perf_counter())
         turns.started = woken
-        turns.in_step = woken > 1  # a crowd: in lockstep
+        turns.in_step = turns.many_tasks = woken > 1  # a crowd: in lockstep

@@ -332,6 +332,24 @@ async def test_a_big_crowd_runs_in_slices_an_iteration_apart(
     assert ticked == sorted(set(ticked))  # each slice in an iteration of its own
 
 
+async def test_a_burst_within_one_turn_is_a_crowd_after_its_first_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Runs of several tasks started in one iteration of the loop, all within the turn's time:
+    the first runs alone (no other has started yet), the rest as one crowd."""
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 10.0)
+    rng = np.random.default_rng(8)
+    g, x, y = mlp(rng)
+    feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(6)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        alone = [await sess.run(y, feed) for feed in feeds]
+        together = await asyncio.gather(*(sess.run(y, feed) for feed in feeds))
+    for got, want in zip(together, alone, strict=True):
+        assert_same_bytes(got, want)
+    assert sizes == [5]
+
+
 async def test_runs_one_after_another_never_join_a_crowd(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs awaited one after another in a task, all within one turn of the loop: none waits
     for a crowd (which would cost it an iteration of the loop for nothing)."""

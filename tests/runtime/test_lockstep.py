@@ -203,6 +203,32 @@ async def test_a_turn_holds_its_waiters_no_longer_than_hold_seconds(
     assert time.perf_counter() - start >= 0.02
 
 
+async def test_a_turn_is_crowded_by_steps_of_two_tasks_not_by_one_tasks_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``crowded``: a task's steps one after another in a turn, even a turn it was let into
+    alone from the waiting line, are no crowd; another task's step in the turn makes one."""
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 0.0)
+    assert loop_turns.admit() is None  # this task's step begins a turn
+    assert not loop_turns.crowded()
+    waiter = loop_turns.admit()  # its next step: past the turn's deadline, it waits
+    assert waiter is not None
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 10.0)
+    await waiter  # let go alone: a turn of its own
+    assert not loop_turns.crowded()
+    assert loop_turns.admit() is None  # this task's next step, in the same turn
+    assert not loop_turns.crowded()
+
+    async def other() -> None:
+        assert loop_turns.admit() is None
+
+    loop_turns.hold()  # the turn goes on into the next iteration, where the other task starts
+    task = asyncio.create_task(other())
+    await asyncio.sleep(0)
+    await task
+    assert loop_turns.crowded()
+
+
 async def test_a_crowd_of_several_programs_and_big_steps_answers_as_alone(
     sess: aiotf.Session, m: Model
 ) -> None:
