@@ -447,7 +447,7 @@ class Executor:
         later steps are interpreted from the start, their pool kernels side by side."""
         items = self._items
         deadline = _program_deadline()
-        if self._crowd is not None and loop_turns.crowded():  # lockstep's steps, and more
+        if self._crowd is not None and loop_turns.crowded():  # other tasks' steps in the turn
             if await self._crowd.ran(ctx):
                 return None
             deadline = _program_deadline()

@@ -180,6 +180,7 @@ def _end_turn(turns: _LoopTurns, loop: asyncio.AbstractEventLoop) -> None:
         loop.call_soon(_end_turn, turns, loop)
         return
     turns.active = turns.in_step = False
+    turns.first_task = None  # a finished task (and its result) is not kept till the next turn
     waiters = turns.waiters
     if not waiters:
         return

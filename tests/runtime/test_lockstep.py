@@ -6,7 +6,9 @@ other tasks) between; what each run returns or raises is what it would alone."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
@@ -245,3 +247,21 @@ async def test_a_crowd_of_several_programs_and_big_steps_answers_as_alone(
     outs = await asyncio.gather(*(sess.run(fetch, fd) for fetch, fd in calls))
     for out, want in zip(outs, alone, strict=True):
         np.testing.assert_equal(out, want)
+
+
+async def test_a_turn_over_keeps_no_task() -> None:
+    """The task of a turn's first step (``crowded``'s bookkeeping) is let go with the turn:
+    a finished run's task, and the result it holds, are not kept until the next run."""
+
+    async def step() -> list[int]:
+        assert loop_turns.admit() is None
+        return [1, 2, 3]
+
+    task = asyncio.create_task(step())
+    await task
+    await asyncio.sleep(0)  # the turn's end
+    await asyncio.sleep(0)
+    gone = weakref.ref(task)
+    del task
+    gc.collect()
+    assert gone() is None
