@@ -90,12 +90,13 @@ class _Unstackable(Exception):
 
 
 class _Node:
-    __slots__ = ("compute", "cost", "index", "inputs", "kind", "node", "num_outputs", "pooled",
-                 "rule", "values")  # fmt: skip
+    __slots__ = ("compute", "cost", "fast", "index", "inputs", "kind", "node", "num_outputs",
+                 "pooled", "rule", "values")  # fmt: skip
 
     def __init__(self, item: LoopItem, kind: int, inputs: tuple[tuple[int, int], ...]) -> None:
         self.node = item.node
         self.compute = item.compute
+        self.fast = item.fast  # as the program calls it (``loop_compiler.kernel_call``)
         self.cost = item.cost
         self.pooled = item.pooled
         self.num_outputs = item.num_outputs
@@ -250,7 +251,7 @@ class Crowd:
                 and node.cost(*_one_step(data, flags)) >= POOL_MIN_COST
             ):
                 raise _Unstackable  # alone, the step would run it in the pool
-            out = _stacked_call(node, data, flags) if some else node.compute(*data)
+            out = _stacked_call(node, data, flags) if some else _call(node, data)
             n = node.num_outputs
             values.append((out,) if n == 1 else tuple(out) if n else ())
             stacked.append(some)
@@ -281,6 +282,17 @@ def _signature(args: list[Any]) -> tuple[Any, ...] | None:
 
 def _one_step(data: list[Any], flags: list[bool]) -> list[Any]:
     return [x[0] if f else x for x, f in zip(data, flags, strict=True)]
+
+
+def _call(node: _Node, data: list[Any]) -> Any:
+    """``node``'s kernel on one step's ``data`` (or on constants), as its program calls it: its
+    ``fast`` function, and the kernel itself if that raises."""
+    if node.fast is not None:
+        try:
+            return node.fast(*data)
+        except Exception:
+            pass
+    return node.compute(*data)
 
 
 def _stacked_call(node: _Node, data: list[Any], flags: list[bool]) -> Any:
