@@ -11,7 +11,8 @@ another, 15 ms stacked; the same bits.
 
 Which programs. A compiled flat program (``runtime/flat_compiler.py``) each of whose nodes is a
 Const, an ``_Arg``, a ``_Retval``, or an op with a rule here (``_RULES``): elementwise ops, BiasAdd
-over the last axis, Softmax and LogSoftmax, and a MatMul of one row by a matrix no feed reaches.
+over the last axis, Softmax and LogSoftmax, a MatMul of one row by a matrix no feed reaches,
+Reshape, ExpandDims and Squeeze (a step's elements in their order), ArgMax and ArgMin.
 Any other op may run once for the crowd when nothing stacked reaches it (it reads constants
 only); a program holding a stateful op (a variable, a queue) never runs stacked, as each step
 must run that op itself. Every feed must be a numeric array, of the same shape and dtype in
@@ -63,7 +64,7 @@ Array = np.ndarray[Any, Any]
 
 # How an op's kernel computes a stack of steps' values as each alone (none: only when nothing
 # stacked reaches it).
-_ELEMENTWISE, _BIAS_ADD, _LAST_AXIS, _MATMUL, _UNSTACKED = range(5)
+_ELEMENTWISE, _BIAS_ADD, _LAST_AXIS, _MATMUL, _RESHAPE, _ARG_EXTREME, _UNSTACKED = range(7)
 _ELEMENTWISE_OPS = (
     "Identity", "Relu", "Relu6", "Elu", "Tanh", "Sigmoid", "Exp", "Neg", "Abs", "Square", "Sqrt",
     "Rsqrt", "Softplus", "Cast", "Floor", "Ceil",
@@ -75,6 +76,8 @@ _RULES = {
     "Softmax": _LAST_AXIS,
     "LogSoftmax": _LAST_AXIS,
     "MatMul": _MATMUL,
+    **dict.fromkeys(("Reshape", "ExpandDims", "Squeeze"), _RESHAPE),
+    **dict.fromkeys(("ArgMax", "ArgMin"), _ARG_EXTREME),
 }
 _CONST, _ARG, _RETVAL, _OP = range(4)
 MAX_SIGNATURES = 64  # feed signatures a crowd keeps its verdict on; a new one beyond runs alone
@@ -317,6 +320,21 @@ def _stacked_call(node: _Node, data: list[Any], flags: list[bool]) -> Any:
         if flags[1] or attrs.get("transpose_a") or a.ndim != 3 or a.shape[1] != 1 or b.ndim != 2:
             raise _Unstackable  # only a row by a matrix: as alone, one BLAS call a row
         return np.matmul(a, b.T if attrs.get("transpose_b") else b)
+    elif rule == _RESHAPE:  # a step's elements in their order, in its output's shape
+        if any(flags[1:]):
+            raise _Unstackable
+        x = data[0]
+        one = node.compute(x[0], *data[1:])  # the first step's, or its error
+        return x.reshape(x.shape[:1] + one.shape)
+    elif rule == _ARG_EXTREME:  # along a step's axis: the stack's next one
+        x, dimension = data
+        rank = x.ndim - 1
+        if flags[1] or rank == 0 or np.size(dimension) != 1:
+            raise _Unstackable
+        axis = int(dimension)
+        if not -rank <= axis < rank:
+            raise _Unstackable  # alone, the step fails
+        return node.compute(x, np.asarray(axis % rank + 1, np.asarray(dimension).dtype))
     else:
         raise _Unstackable
     return node.compute(*data)

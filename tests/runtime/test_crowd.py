@@ -36,13 +36,14 @@ def one_slice(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The size of every crowd that ran stacked (its rows handed out), in order."""
+    """The size of every crowd slice that ran stacked (its rows handed out), in order."""
     sizes: list[int] = []
     real = crowd._rows
 
     def rows(retvals: Any, n: int) -> Any:
+        handed_out = real(retvals, n)
         sizes.append(n)
-        return real(retvals, n)
+        return handed_out
 
     monkeypatch.setattr(crowd, "_rows", rows)
     return sizes
@@ -137,6 +138,11 @@ CASES: list[tuple[str, tuple[int, ...], Build]] = [
     ("BiasAdd", (2, 3, 17), lambda x, rng: aiotf.nn.bias_add(x, _const(rng, 17), name="y")),
     ("Softmax", (1, 10), lambda x, rng: aiotf.nn.softmax(x, name="y")),
     ("LogSoftmax", (2, 33), lambda x, rng: aiotf.nn.log_softmax(x, name="y")),
+    ("Reshape", (1, 4, 6), lambda x, rng: aiotf.reshape(x, [-1, 24], name="y")),
+    ("ExpandDims", (1, 7), lambda x, rng: aiotf.expand_dims(x, 1, name="y")),
+    ("Squeeze", (1, 7), lambda x, rng: aiotf.squeeze(x, [0], name="y")),
+    ("ArgMax", (2, 9), lambda x, rng: aiotf.argmax(x, axis=1, name="y")),
+    ("ArgMin", (2, 9), lambda x, rng: aiotf.argmin(x, axis=-2, name="y")),
     ("MatMul", (1, 40), lambda x, rng: aiotf.matmul(x, _const(rng, 40, 24), name="y")),
     ("MatMul", (1, 40), lambda x, rng: aiotf.matmul(
         x, _const(rng, 24, 40), transpose_b=True, name="y")),
