@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -397,3 +398,28 @@ async def test_a_product_a_step_alone_sends_to_the_pool_is_not_stacked(
             for got, want in zip(together, alone, strict=True):
                 assert_same_bytes(got, want)
     assert sizes == []
+
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+
+
+async def test_the_tensorflow_written_mlp_b1_stacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's mlp_b1 as TensorFlow wrote it (its Placeholder, attrs and names as
+    imported): a crowd of its requests runs stacked, each with the bytes it gets alone."""
+    path = SHARED / "bench" / "graphs" / "mlp_b1.pb"
+    if not path.is_file():
+        pytest.skip("the shared benchmark graphs are not beside this checkout")
+    graph_def = aiotf.GraphDef()
+    graph_def.ParseFromString(path.read_bytes())
+    g = aiotf.Graph()
+    with g.as_default():
+        aiotf.import_graph_def(graph_def, name="")
+    x, y = g.get_tensor_by_name("x:0"), g.get_tensor_by_name("out:0")
+    rng = np.random.default_rng(5)
+    feeds = [{x: rng.standard_normal((1, 784)).astype(F32)} for _ in range(24)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+    for got, want in zip(together, alone, strict=True):
+        assert_same_bytes(got, want)
+    assert sizes == [23]
