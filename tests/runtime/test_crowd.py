@@ -423,3 +423,26 @@ async def test_the_tensorflow_written_mlp_b1_stacks(monkeypatch: pytest.MonkeyPa
     for got, want in zip(together, alone, strict=True):
         assert_same_bytes(got, want)
     assert sizes == [23]
+
+
+async def test_two_feeds_of_different_ranks_stack_and_broadcast_as_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two stacked operands, a row (4,) and a column (3, 1): each step's sum is its (3, 4)."""
+    rng = np.random.default_rng(13)
+    g = aiotf.Graph()
+    with g.as_default():
+        row = aiotf.placeholder(aiotf.float32, shape=[4], name="row")
+        column = aiotf.placeholder(aiotf.float32, shape=[3, 1], name="column")
+        y = aiotf.nn.relu(row + column, name="y")
+    feeds = [
+        {row: rng.standard_normal(4).astype(F32), column: rng.standard_normal((3, 1)).astype(F32)}
+        for _ in range(5)
+    ]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
+    for got, want in zip(together, alone, strict=True):
+        assert got.shape == (3, 4)
+        assert_same_bytes(got, want)
+    assert sizes == [4]
