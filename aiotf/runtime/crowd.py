@@ -25,7 +25,10 @@ How. A step about to run its program in a turn shared with other tasks' steps
 (``loop_turns.crowded``: let go together from the turns' waiting line, started while steps wait
 there, or started in a turn where another task's step did: a gather's first turn) joins its
 executor's crowd (:meth:`Crowd.ran`) and waits; steps one task awaits one after another never
-do. The first to
+do. Its share of the stacked run (a step's, as last timed) counts against the turn's time
+(``loop_turns.spend``), so that a turn starts no more steps than it has time to run: without
+that, a gather's first turn started ~110 steps (each ~25 µs of Python to the crowd), all in
+flight at once, and their objects tripled the collector's young collections. The first to
 join schedules the crowd's run for the loop's next iteration, by which time the steps of its
 turn have joined (they start in one iteration). The run takes the steps in slices of about
 SLICE_SECONDS each (by a step's share of the slices before), one slice an iteration, so that
@@ -148,6 +151,7 @@ class Crowd:
         future: asyncio.Future[bool] = loop.create_future()
         members.append((ctx, future))
         loop_turns.hold()
+        loop_turns.spend(self._step_seconds)  # its share of the stacked run, to come
         return await future
 
     def _plan(self) -> bool:

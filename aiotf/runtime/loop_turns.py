@@ -146,6 +146,12 @@ def crowded() -> bool:
     return turns.active and (turns.many_tasks or turns.in_step or bool(turns.waiters))
 
 
+def spend(seconds: float) -> None:
+    """Work a step of this turn leaves for later in the turn (its share of a crowd's stacked
+    run, ``runtime/crowd.py``) counts against the turn's time now: fewer steps start in it."""
+    _current.turns.deadline -= seconds
+
+
 def hold() -> None:
     """A step in lockstep pauses: its turn goes on into the loop's next iteration."""
     _current.turns.held += 1

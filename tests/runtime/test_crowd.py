@@ -446,3 +446,27 @@ async def test_two_feeds_of_different_ranks_stack_and_broadcast_as_alone(
         assert got.shape == (3, 4)
         assert_same_bytes(got, want)
     assert sizes == [4]
+
+
+async def test_a_step_joining_a_crowd_spends_its_share_of_the_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each step that joins counts a step's share of the stacked run (once one was timed: the
+    first crowd's check is not) against its turn (``loop_turns.spend``)."""
+    spent: list[float] = []
+    real = loop_turns.spend
+
+    def spend(seconds: float) -> None:
+        spent.append(seconds)
+        real(seconds)
+
+    monkeypatch.setattr(loop_turns, "spend", spend)
+    rng = np.random.default_rng(14)
+    g, x, y = mlp(rng)
+    feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(6)]
+    async with aiotf.Session(graph=g) as sess:
+        for _ in range(3):
+            await alone_then_crowded(monkeypatch, sess, y, feeds)
+    assert len(spent) == 15
+    assert spent[:10] == [0.0] * 10  # the first two crowds: no slice timed yet
+    assert all(0.0 < seconds < 0.01 for seconds in spent[10:])

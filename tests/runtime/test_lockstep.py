@@ -249,6 +249,20 @@ async def test_a_crowd_of_several_programs_and_big_steps_answers_as_alone(
         np.testing.assert_equal(out, want)
 
 
+async def test_work_spent_for_later_shortens_the_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``spend``: a step's share of a crowd's stacked run, to come later in the turn, counts
+    against the turn's time now, so fewer steps start in it."""
+    monkeypatch.setattr(loop_turns, "TURN_SECONDS", 10.0)
+    assert loop_turns.admit() is None  # begins a turn of 10 s
+    assert loop_turns.admit() is None
+    loop_turns.spend(4.0)
+    assert loop_turns.admit() is None  # 6 s left
+    loop_turns.spend(7.0)
+    waiter = loop_turns.admit()  # none left: the next step waits for the next turn
+    assert waiter is not None
+    await waiter
+
+
 async def test_a_turn_over_keeps_no_task() -> None:
     """The task of a turn's first step (``crowded``'s bookkeeping) is let go with the turn:
     a finished run's task, and the result it holds, are not kept until the next run."""
