@@ -37,7 +37,8 @@ feeds on the loop's thread (where each step would have run its kernels), gives e
 rows of the fetched values (copies, its own) and lets it go on. A step alone in its crowd runs
 its program as before. The turn goes on (``loop_turns.hold``) until the steps have finished, and
 the turns' sizing (a step's cost, measured) sets how many the next crowd holds. The benchmark's
-256 concurrent mlp_b1 requests: 52 -> 36 ms a gather, alternated in one process.
+256 concurrent mlp_b1 requests, alternated in one process with lockstep alone: 42-58 -> 31-40
+ms a gather (``docs/performance.md``, *Crowds*).
 
 What each step gets is what it would alone:
 
