@@ -67,6 +67,18 @@ async def alone_then_crowded(
     return alone, list(together)
 
 
+async def crowded_as_alone(
+    monkeypatch: pytest.MonkeyPatch,
+    sess: aiotf.Session,
+    fetch: Any,
+    feeds: list[dict[Any, Any]],
+) -> None:
+    """``alone_then_crowded``, each crowded result the very bytes of the same run alone."""
+    alone, together = await alone_then_crowded(monkeypatch, sess, fetch, feeds)
+    for got, want in zip(together, alone, strict=True):
+        assert_same_bytes(got, want)
+
+
 def assert_same_bytes(got: Any, want: Any) -> None:
     assert isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
     assert (got.dtype, got.shape) == (want.dtype, want.shape)
@@ -97,14 +109,10 @@ async def test_a_crowd_of_one_row_requests_runs_stacked_with_the_bytes_of_each_a
     feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(12)]
     sizes = stacked_runs(monkeypatch)
     async with aiotf.Session(graph=g) as sess:
-        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
-        for got, want in zip(together, alone, strict=True):
-            assert_same_bytes(got, want)
+        await crowded_as_alone(monkeypatch, sess, y, feeds)
         # The first run had its turn alone; the eleven let go together ran as one.
         assert sizes == [11]
-        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
-        for got, want in zip(together, alone, strict=True):
-            assert_same_bytes(got, want)
+        await crowded_as_alone(monkeypatch, sess, y, feeds)
         assert sizes == [11, 11]
 
 
@@ -168,9 +176,7 @@ async def test_each_op_stacks_as_each_step_computes_it_alone(
     sizes = stacked_runs(monkeypatch)
     async with aiotf.Session(graph=g) as sess:
         for _ in range(2):  # checked against each alone, then trusted: stacked again
-            alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
-            for got, want in zip(together, alone, strict=True):
-                assert_same_bytes(got, want)
+            await crowded_as_alone(monkeypatch, sess, y, feeds)
     assert sizes == [5, 5]
 
 
@@ -191,12 +197,8 @@ async def test_what_cannot_stack_runs_alone(monkeypatch: pytest.MonkeyPatch) -> 
     one_row = [{x: rng.standard_normal((1, 8)).astype(F32), w: _w} for _w in
                [rng.standard_normal((8, 4)).astype(F32) for _ in range(5)]]  # fmt: skip
     async with aiotf.Session(graph=g) as sess:
-        alone, together = await alone_then_crowded(monkeypatch, sess, rows, two_rows)
-        for got, want in zip(together, alone, strict=True):
-            assert_same_bytes(got, want)
-        alone, together = await alone_then_crowded(monkeypatch, sess, fed_right, one_row)
-        for got, want in zip(together, alone, strict=True):
-            assert_same_bytes(got, want)
+        await crowded_as_alone(monkeypatch, sess, rows, two_rows)
+        await crowded_as_alone(monkeypatch, sess, fed_right, one_row)
         await sess.run(aiotf.global_variables_initializer())
         same = [{x: np.ones((1, 8), F32)} for _ in range(5)]
         await alone_then_crowded(monkeypatch, sess, counted, same)
@@ -272,13 +274,9 @@ async def test_a_check_that_finds_other_bytes_turns_the_crowd_off(
     monkeypatch.setattr(crowd, "_stacked_call", off_by_a_bit)
     sizes = stacked_runs(monkeypatch)
     async with aiotf.Session(graph=g) as sess:
-        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
-        for got, want in zip(together, alone, strict=True):
-            assert_same_bytes(got, want)
+        await crowded_as_alone(monkeypatch, sess, y, feeds)
         assert sizes == [5]  # stacked once, checked, then no more
-        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
-        for got, want in zip(together, alone, strict=True):
-            assert_same_bytes(got, want)
+        await crowded_as_alone(monkeypatch, sess, y, feeds)
     assert sizes == [5]
 
 
@@ -394,9 +392,7 @@ async def test_a_product_a_step_alone_sends_to_the_pool_is_not_stacked(
     sizes = stacked_runs(monkeypatch)
     async with aiotf.Session(graph=g) as sess:
         for _ in range(2):
-            alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
-            for got, want in zip(together, alone, strict=True):
-                assert_same_bytes(got, want)
+            await crowded_as_alone(monkeypatch, sess, y, feeds)
     assert sizes == []
 
 
@@ -419,9 +415,7 @@ async def test_the_tensorflow_written_mlp_b1_stacks(monkeypatch: pytest.MonkeyPa
     feeds = [{x: rng.standard_normal((1, 784)).astype(F32)} for _ in range(24)]
     sizes = stacked_runs(monkeypatch)
     async with aiotf.Session(graph=g) as sess:
-        alone, together = await alone_then_crowded(monkeypatch, sess, y, feeds)
-    for got, want in zip(together, alone, strict=True):
-        assert_same_bytes(got, want)
+        await crowded_as_alone(monkeypatch, sess, y, feeds)
     assert sizes == [23]
 
 
