@@ -110,7 +110,7 @@ class _Node:
         self.kind = kind
         self.rule = _RULES.get(item.node.op, _UNSTACKED)
         self.inputs = inputs  # (position of the producer in the program's order, its output)
-        self.index = int(item.node.attrs.get("index", 0))  # an _Arg's or a _Retval's
+        self.index = int(item.node.attrs["index"]) if kind in (_ARG, _RETVAL) else 0
         self.values: tuple[Any, ...] = ()  # a Const's
 
 
