@@ -413,6 +413,15 @@ class Executor:
 
     async def run(self, ctx: StepContext) -> None:
         """Execute one step; raise the first error as an ``aiotf.errors`` class."""
+        crowd = self._crowd
+        if (
+            crowd is not None
+            and self._program is not None
+            and ctx.stats is None
+            and loop_turns.crowded()  # other tasks' steps in this turn: maybe run stacked
+            and await crowd.ran(ctx)
+        ):
+            return
         items = self._items if ctx.stats is None else self._traced_items()
         with np.errstate(all="ignore"):
             if not self._flat:
@@ -447,10 +456,6 @@ class Executor:
         later steps are interpreted from the start, their pool kernels side by side."""
         items = self._items
         deadline = _program_deadline()
-        if self._crowd is not None and loop_turns.crowded():  # other tasks' steps in the turn
-            if await self._crowd.ran(ctx):
-                return None
-            deadline = _program_deadline()
         gen = program.run(ctx, deadline)
         try:
             request = next(gen)
