@@ -464,3 +464,20 @@ async def test_a_step_joining_a_crowd_spends_its_share_of_the_turn(
     assert len(spent) == 15
     assert spent[:10] == [0.0] * 10  # the first two crowds: no slice timed yet
     assert all(0.0 < seconds < 0.01 for seconds in spent[10:])
+
+
+async def test_a_callables_runs_crowd_too_as_runs_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make_callable`` (what ``aiotf serve`` runs a request with) takes its turn in the
+    session's step, and its concurrent runs stack as ``run``'s do."""
+    rng = np.random.default_rng(15)
+    g, x, y = mlp(rng)
+    rows = [rng.standard_normal((1, 96)).astype(F32) for _ in range(6)]
+    sizes = stacked_runs(monkeypatch)
+    async with aiotf.Session(graph=g) as sess:
+        predict = sess.make_callable(y, [x])
+        alone = [await predict(row) for row in rows]
+        run = crowded(monkeypatch, len(rows))
+        together = await asyncio.gather(*(run(i, predict(row)) for i, row in enumerate(rows)))
+    for got, want in zip(together, alone, strict=True):
+        assert_same_bytes(got, want)
+    assert sizes == [5]
