@@ -466,7 +466,9 @@ async def test_a_step_joining_a_crowd_spends_its_share_of_the_turn(
     assert all(0.0 < seconds < 0.01 for seconds in spent[10:])
 
 
-async def test_a_callables_concurrent_runs_crowd_as_runs_do(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_callables_concurrent_runs_crowd_as_runs_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``make_callable`` (what ``aiotf serve`` runs a request with) takes its turn in the
     session's step, and its concurrent runs stack as ``run``'s do."""
     rng = np.random.default_rng(15)
