@@ -34,7 +34,8 @@ def load(name: str) -> tf.Graph:
 @pytest.mark.parametrize("name", sorted(CASES))
 async def test_tensorflow_graph_runs_with_tensorflows_answers(name: str) -> None:
     case = CASES[name]
-    arrays = np.load(DATA / f"{name}.npz", allow_pickle=False)
+    with np.load(DATA / f"{name}.npz", allow_pickle=False) as npz:
+        arrays = dict(npz)  # the file closed now, not when a collection finds it
     async with tf.Session(graph=load(name)) as sess:
         for i, step in enumerate(case["steps"]):
             feeds = {key: arrays[f"{i}/{key}"] for key in step["feeds"]}

@@ -183,7 +183,8 @@ async def test_a_session_runs_a_constant_filter_through_winograd_in_its_pool(
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * np.abs(want).max())
 
 
-RECORDED = np.load(Path(__file__).parent / "data" / "winograd_tf.npz", allow_pickle=False)
+with np.load(Path(__file__).parent / "data" / "winograd_tf.npz", allow_pickle=False) as _npz:
+    RECORDED = dict(_npz)
 
 
 @pytest.mark.parametrize(

@@ -113,8 +113,8 @@ async def test_a_graph_tensorflow_wrote(serving, mlp_case: Path) -> None:
     graph = aiotf.Graph()
     with graph.as_default():
         aiotf.import_graph_def(load_graph_def(mlp_case / "graph.pb"), name="")
-    data = np.load(mlp_case / "data.npz", allow_pickle=False)
-    x, probs, pred = data["s0_feed0"], data["s0_out0"], data["s0_out1"]
+    with np.load(mlp_case / "data.npz", allow_pickle=False) as data:
+        x, probs, pred = data["s0_feed0"], data["s0_out0"], data["s0_out1"]
     async with serving(graph, {"x": "input:0"}, {"probs": "probs:0", "pred": "pred:0"}) as s:
         rows = await s.post("/v1/models/m:predict", {"instances": x.tolist()})
         cols = await s.post("/v1/models/m:predict", {"inputs": {"x": x.tolist()}})
