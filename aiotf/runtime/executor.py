@@ -413,10 +413,9 @@ class Executor:
 
     async def run(self, ctx: StepContext) -> None:
         """Execute one step; raise the first error as an ``aiotf.errors`` class."""
-        crowd = self._crowd
+        crowd = self._crowd  # the compiled program's, while it has one
         if (
             crowd is not None
-            and self._program is not None
             and ctx.stats is None
             and loop_turns.crowded()  # other tasks' steps in this turn: maybe run stacked
             and await crowd.ran(ctx)
@@ -476,7 +475,7 @@ class Executor:
             return _as_op_error(exc.__cause__, items[exc.index].node)
         finally:
             gen.close()
-        self._program = None
+        self._program = self._crowd = None  # interpreted from now on, never stacked
         position, frame_locals = cast(Handover, request)
         state = _StepState(self, items)
         ready = deque(self._roots)
