@@ -44,6 +44,12 @@ _local = threading.local()
 # Weight of the newest sample in the running averages (helper delays, rates): about the last
 # eight matter, so a change of load shows within a few steps and one outlier moves little.
 AVERAGE_WEIGHT = 0.125
+# A sample counts at most this many times the average it joins. On a VM a helper now and then
+# starts 1-2 ms late (its vCPU held by the host) where it usually takes ~45 us: unclamped, one
+# such sample added ~200 us to mlp's delay average, the callers' parts grew to their cap (336
+# of 512 columns where 272-288 ran fastest) and stayed there for dozens of products. A lasting
+# change still shows: each clamped sample moves the average up by 3/8.
+OUTLIER_RATIO = 4.0
 # How many helper start delays the caller's part of a split outlasts the helpers' (lead_bounds):
 # one for the helpers' late start, one for the caller's own wake-up had it finished first and
 # slept. Measured on mlp: 0, 1, 1.5, 2 and 3 delays took 1006, 972, 950, 933 and 978 us a run.
@@ -64,7 +70,7 @@ class PoolLoad:
 
     def note_helper_delay(self, seconds: float) -> None:
         # Unlocked: two helpers noting at once may lose one sample of an average.
-        self.helper_delay += (seconds - self.helper_delay) * AVERAGE_WEIGHT
+        self.helper_delay = _averaged(self.helper_delay, seconds)
 
     def enter(self) -> None:
         with self._lock:
@@ -176,7 +182,15 @@ class Rate:
 
     def note(self, units: float, seconds: float) -> None:
         if units > 0:  # unlocked, as PoolLoad.note_helper_delay
-            self.seconds_per_unit += (seconds / units - self.seconds_per_unit) * AVERAGE_WEIGHT
+            self.seconds_per_unit = _averaged(self.seconds_per_unit, seconds / units)
+
+
+def _averaged(average: float, sample: float) -> float:
+    """The running ``average`` with ``sample`` in, clamped to OUTLIER_RATIO times the average
+    (an average of 0, none yet, takes its first sample unclamped)."""
+    if average > 0.0:
+        sample = min(sample, OUTLIER_RATIO * average)
+    return average + (sample - average) * AVERAGE_WEIGHT
 
 
 class _Parts:

@@ -216,3 +216,26 @@ def test_a_rate_averages_its_samples() -> None:
     assert rate.seconds(1000) == pytest.approx(2e-6, rel=1e-3)
     rate.note(0, 1.0)  # no work: no sample
     assert rate.seconds(1000) == pytest.approx(2e-6, rel=1e-3)
+
+
+def test_one_late_helper_moves_the_delay_average_by_at_most_three_eighths() -> None:
+    # A helper whose vCPU the host held for 1.8 ms, among ones starting 45 us late: unclamped,
+    # it took the average to ~270 us and the callers' parts to their cap for dozens of splits.
+    load = intra_op.PoolLoad(2)
+    for _ in range(100):
+        load.note_helper_delay(45e-6)
+    assert load.helper_delay == pytest.approx(45e-6, rel=1e-3)
+    load.note_helper_delay(1.8e-3)
+    assert load.helper_delay == pytest.approx(45e-6 * (1 + 3 / 8), rel=1e-3)
+    for _ in range(40):  # a lasting change still shows
+        load.note_helper_delay(1.8e-3)
+    assert load.helper_delay == pytest.approx(1.8e-3, rel=0.05)
+
+
+def test_a_rate_clamps_an_outlier_and_its_first_samples_climb_from_nothing() -> None:
+    rate = intra_op.Rate(1e-9)
+    rate.note(1000, 1.0)  # a part that took a second: at most four times the average
+    assert rate.seconds(1000) == pytest.approx(1e-6 * (1 + 3 / 8))
+    load = intra_op.PoolLoad(2)  # no delay seen yet: the first sample comes in unclamped
+    load.note_helper_delay(1e-3)
+    assert load.helper_delay == pytest.approx(1e-3 * intra_op.AVERAGE_WEIGHT)
