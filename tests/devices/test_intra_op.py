@@ -232,7 +232,7 @@ def test_one_late_helper_moves_the_delay_average_by_at_most_three_eighths() -> N
     assert load.helper_delay == pytest.approx(1.8e-3, rel=0.05)
 
 
-def test_a_rate_clamps_an_outlier_and_its_first_samples_climb_from_nothing() -> None:
+def test_a_rate_clamps_an_outlier_and_a_first_delay_comes_in_unclamped() -> None:
     rate = intra_op.Rate(1e-9)
     rate.note(1000, 1.0)  # a part that took a second: at most four times the average
     assert rate.seconds(1000) == pytest.approx(1e-6 * (1 + 3 / 8))
