@@ -2,12 +2,12 @@
 
 TensorFlow's grappler remapper fuses a convolution or a matmul with the BiasAdd and Relu after it,
 so that they run on each block of output while it is in cache; in aiotf that measured no faster
-(``docs/performance.md``). What does pay is the order: ``MaxPool(Relu(BiasAdd(x, b)))`` is
-``Relu(BiasAdd(MaxPool(x), b))`` (adding a bias and Relu never reorder two values), and the
-second runs the bias and Relu on the pooled tensor, a quarter of ``x`` under 2x2 pools (the
-cnn's conv, bias, relu, pool). The fused kernel (``kernels/conv_kernels.fused_max_pool``)
-computes the same values, infinities and NaNs included: where the orders could part, it runs
-the ops in the graph's order.
+(``docs/performance-log.md``, *Tried and not kept*). What does pay is the order:
+``MaxPool(Relu(BiasAdd(x, b)))`` is ``Relu(BiasAdd(MaxPool(x), b))`` (adding a bias and Relu never
+reorder two values), and the second runs the bias and Relu on the pooled tensor, a quarter of ``x``
+under 2x2 pools (the cnn's conv, bias, relu, pool). The fused kernel
+(``kernels/conv_kernels.fused_max_pool``) computes the same values, infinities and NaNs included:
+where the orders could part, it runs the ops in the graph's order.
 
 The pattern: a MaxPool whose input is a Relu or a BiasAdd, or a Relu of a BiasAdd, of a floating
 dtype; the BiasAdd in the pool's data format (NHWC or NCHW); each fused op read by nothing but
