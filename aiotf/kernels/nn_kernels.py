@@ -62,8 +62,29 @@ def _bias_add_fast_for(*, data_format: bytes) -> Callable[[Array, Array], Array]
     return fast
 
 
+def _bias_add_forward(value: Array, bias: Array, *, data_format: bytes) -> Array:
+    """BiasAdd into ``value`` (see ``register_kernel``'s ``forward``); raises before it writes
+    when the kernel would fail or answer in another dtype."""
+    channel = 1 if data_format == b"NCHW" and value.ndim >= 3 else value.ndim - 1
+    if (
+        value.ndim < 2
+        or bias.ndim != 1
+        or value.shape[channel] != bias.shape[0]
+        or value.dtype != bias.dtype
+    ):
+        raise ValueError("not BiasAdd's operands, or not of one dtype")
+    if channel != value.ndim - 1:
+        result: Array = np.add(value, bias.reshape((-1,) + (1,) * (value.ndim - 2)), out=value)
+        return result
+    return add_bias_into(value, bias, out=value)
+
+
 @register_kernel(
-    "BiasAdd", cost=elementwise_cost, types={"T": NUMERIC}, fast_for=_bias_add_fast_for
+    "BiasAdd",
+    cost=elementwise_cost,
+    types={"T": NUMERIC},
+    fast_for=_bias_add_fast_for,
+    forward=_bias_add_forward,
 )
 def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
     if value.ndim < 2:
@@ -99,7 +120,11 @@ def _bias_tile(bias: Array) -> Array:
     return tile
 
 
-@register_kernel("Relu", cost=elementwise_cost, types={"T": NUMERIC})
+def _relu_forward(features: Array) -> Array:
+    return relu_into(features, features)
+
+
+@register_kernel("Relu", cost=elementwise_cost, types={"T": NUMERIC}, forward=_relu_forward)
 def relu(features: Array) -> Array:
     return relu_into(features, None)
 

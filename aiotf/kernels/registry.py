@@ -130,6 +130,7 @@ class KernelDef:
     registered_at: str
     fast: Callable[..., Any] | None = None
     fast_for: Callable[..., Any] | None = None  # attrs -> a fast function (or None)
+    forward: Callable[..., Any] | None = None  # the kernel, into its first input's buffer
 
     def matches(self, attrs: Mapping[str, Any]) -> bool:
         for attr, allowed in self.type_constraints.items():
@@ -157,6 +158,7 @@ class OpKernel:
         "cost",
         "expensive",
         "fast",
+        "forward",
         "is_async",
         "kernel_def",
         "node",
@@ -180,6 +182,8 @@ class OpKernel:
         self.compute: Callable[..., Any] = (
             functools.partial(kernel_def.fn, **bound) if bound else kernel_def.fn
         )
+        forward = kernel_def.forward
+        self.forward = functools.partial(forward, **bound) if forward and bound else forward
         if kernel_def.cost_attr_params:  # an estimate that needs attrs gets them bound too
             attrs = {p: bound[p] for p in kernel_def.cost_attr_params if p in bound}
             self.cost = functools.partial(kernel_def.cost, **attrs)
@@ -199,6 +203,7 @@ def register_kernel(
     cost: Callable[..., float] | None = None,
     fast: Callable[..., Any] | None = None,
     fast_for: Callable[..., Any] | None = None,
+    forward: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register the function as the kernel of ``op_type`` on ``device_type``.
 
@@ -214,6 +219,14 @@ def register_kernel(
     the kernel's class and words. ``fast_for`` (for a kernel with attrs) makes one for a node:
     called with the node's attrs as the kernel's keyword arguments, it returns such a function,
     or None when those attrs have none.
+
+    ``forward`` (TensorFlow's ``forward_input_or_allocate_output``) computes what the kernel
+    computes into its first input's buffer and returns that array; it takes what the kernel
+    takes, attrs included. The compiled flat schedules call it when that input is theirs to
+    overwrite: its last reader is this node and nothing else holds the array
+    (``flat_compiler``), so an MLP's BiasAdd and Relu write over the product they read instead
+    of into fresh memory. It must check what the kernel checks before it writes anything, and
+    raise (the kernel then runs) rather than write part of an answer.
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -238,6 +251,8 @@ def register_kernel(
                 f"{op_type}'s fast_for makes a fast function from attrs; this kernel takes "
                 + ("ctx" if wants_ctx else "none (give fast instead)")
             )
+        if forward is not None and wants_ctx:
+            raise TypeError(f"{op_type}'s forward computes from its inputs; this kernel takes ctx")
         kernel_def = KernelDef(
             op_type=op_type,
             device_type=device_type,
@@ -251,6 +266,7 @@ def register_kernel(
             attr_params=attr_params,
             fast=fast,
             fast_for=fast_for,
+            forward=forward,
             registered_at=_caller(),
         )
         _add(kernel_def)

@@ -177,6 +177,7 @@ class _Item:
         "derefs",
         "enter_pos",
         "fast",
+        "forward",
         "frame",
         "input_refs",
         "input_slots",
@@ -206,6 +207,7 @@ class _Item:
         self.node = node
         self.compute = kernel.compute
         self.fast = kernel.fast  # the compiled schedules' call (``register_kernel``'s ``fast``)
+        self.forward = kernel.forward  # ... into a dying input's buffer (``forward``)
         self.cost = kernel.cost
         self.wants_ctx = kernel.wants_ctx
         self.mode = ASYNC if kernel.is_async else POOL if kernel.expensive else INLINE

@@ -21,7 +21,11 @@ runs inline):
   with ref inputs dereferenced as the executor does (``loop_compiler.deref``), or its ``fast``
   function if it was registered with one (``loop_compiler.kernel_call``).
 - A value is dropped after its last consumer (``del``), so a long chain holds no more live
-  tensors than the interpreter does.
+  tensors than the interpreter does. That last consumer, when its kernel has a ``forward``
+  function (BiasAdd, Relu: TensorFlow's ``forward_input_or_allocate_output``), computes into the
+  value's own buffer if the array turns out to be the program's alone (``_sole``: not fetched,
+  fed, viewed or held anywhere else); an MLP's bias and Relu then write over the product they
+  read instead of into fresh memory (mlp: ~40 µs a run of ~1.1 ms, alternated).
 - A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
   ``POOL_MIN_COST`` (``loop_compiler.cost_gate``; its verdicts kept in ``state`` from run to
   run). From ``POOL_MIN_COST`` up, what happens depends on the partition's shape:
@@ -67,11 +71,14 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from types import CodeType, FunctionType
 from typing import Any
+
+import numpy as np
 
 from aiotf.kernels.registry import POOL_MIN_COST, elementwise_cost
 from aiotf.runtime.loop_compiler import (
@@ -281,6 +288,7 @@ class _Codegen:
             "LoopError": LoopError,
             "_clock": time.perf_counter,
             "_deref": deref,
+            "_sole": _sole,
             "_POOL_MIN_COST": POOL_MIN_COST,
             "_SIZE": ELEMENTWISE_LIMIT,
         }
@@ -436,12 +444,13 @@ class _Codegen:
         """Node ``i``'s kernel call, its ref inputs dereferenced, then maybe a deadline check."""
         item = self.items[i]
         data = self._inputs(i)
+        forward = self._forwards(i, data)
         if not item.pooled:
-            for line in self._calls(i, data):
+            for line in self._calls(i, data, forward):
                 self._emit(2, line, i)
             self.work += 0 if item.wants_ctx else 1  # _Arg, _Retval, variables: no work
         else:
-            self._inline_when_cheap(i, data)
+            self._inline_when_cheap(i, data, forward)
             if self.grouped:  # the executor runs it in the pool, and the rest of the step there
                 take = f"{self._target(i) or '_ = '}box.pop()"
                 self._emit(2, f"else: box = yield ({i}, ctx, [{', '.join(data)}]); {take}", i)
@@ -470,17 +479,45 @@ class _Codegen:
         self.work += POOLED_WORK * len(group)
         self._check_deadline(group[-1], any(_costly(self.items[i]) for i in group))
 
-    def _calls(self, i: int, data: list[str]) -> list[str]:
-        """The statements that call node ``i``'s kernel on ``data`` (``loop_compiler.kernel_call``)."""
+    def _calls(self, i: int, data: list[str], forward: bool = False) -> list[str]:
+        """The statements that call node ``i``'s kernel on ``data`` (``loop_compiler.kernel_call``);
+        with ``forward``, into its first input's buffer when that array is the program's alone
+        (``_sole``; see ``_forwards``)."""
         item = self.items[i]
         args = ", ".join((["ctx"] if item.wants_ctx else []) + data)
-        return kernel_call(i, item, self._target(i), args, self.names)
+        calls = kernel_call(i, item, self._target(i), args, self.names)
+        if not forward:
+            return calls
+        self.names[f"w{i}"] = item.forward
+        return [
+            f"if _sole({data[0]}):",
+            f"    try: {self._target(i)}w{i}({args})",
+            f"    except Exception: {self._target(i)}k{i}({args})",
+            "else:",
+            *(f"    {line}" for line in calls),
+        ]
 
-    def _inline_when_cheap(self, i: int, data: list[str]) -> None:
-        """Pool kernel ``i``'s cost gate and, under ``if``, its call inline; the caller writes
-        the ``else:`` (the pool)."""
+    def _forwards(self, i: int, data: list[str]) -> bool:
+        """Whether node ``i`` may compute into its first input's buffer: it has a ``forward``
+        function and reads that value for the last time, once, as a value the program made (not
+        a Const, nor a variable's buffer). ``_sole`` decides at run time whether the array is
+        the program's alone (a fetched value, a feed, a view's base are held elsewhere too)."""
+        item = self.items[i]
+        if item.forward is None or item.wants_ctx or not data or 0 in item.derefs:
+            return False
+        first = data[0]
+        return (
+            first not in self.names
+            and data.count(first) == 1
+            and first in self.last_use.get(self.position, ())
+        )
+
+    def _inline_when_cheap(self, i: int, data: list[str], forward: bool = False) -> None:
+        """Pool kernel ``i``'s cost gate and, under ``if``, its call inline (``forward``: see
+        ``_calls``); the caller writes the ``else:`` (the pool)."""
         lines, gate = cost_gate(i, self.items[i], data, self.names, self.names)
-        for line in [*lines, f"if {gate}:", *(f"    {c}" for c in self._calls(i, data))]:
+        calls = self._calls(i, data, forward)
+        for line in [*lines, f"if {gate}:", *(f"    {c}" for c in calls)]:
             self._emit(2, line, i)
 
     def _inputs(self, i: int) -> list[str]:
@@ -510,13 +547,13 @@ class _Codegen:
 
 
 # What differs between two parts of the same shape (a chain's, a stack of layers'): their
-# values', kernels' and own names, the nodes' indices and positions, the refs' sources, and
+# values', kernels' (``k``, ``f``, ``c``, ``w``: see kernel_call, cost_gate, _calls) and own names, the nodes' indices and positions, the refs' sources, and
 # the comments. Python's compiler takes ~20 us a line of generated code (~100-130 us a node),
 # about half of building a 10,000-node chain's executor, so a part is compiled once per shape.
 # One group, so that ``split`` keeps each token between the text around it: a split and a loop
 # over the tokens take half the time of ``sub`` calling back for each match.
 _TOKEN = re.compile(
-    r"(#[^\n]*|'[^'\n]*'|\"[^\"\n]*\"|\b(?:[vkfc]\d+(?:_\d+)?|_nodes_\d+|part_\d+|\d+(?:\.\d+)?)\b)"
+    r"(#[^\n]*|'[^'\n]*'|\"[^\"\n]*\"|\b(?:[vkfcw]\d+(?:_\d+)?|_nodes_\d+|part_\d+|\d+(?:\.\d+)?)\b)"
 )
 
 
@@ -537,6 +574,35 @@ def _canonical(source: str) -> tuple[str, dict[str, str]]:
             name = renamed[token] = f"_q{len(renamed)}"
         pieces[j] = name
     return "".join(pieces), renamed
+
+
+def _sole(x: Any) -> bool:
+    """Whether ``x``, a value a compiled program is about to read for the last time, is an
+    array that program alone holds: one owning its memory (no view, so no other array shares
+    it), writable, and referenced by nothing but the program's own local (a fetched value is in
+    the step's retvals too, a feed in its args, a view's base in the view). Call it only as
+    ``_sole(local)`` from generated code: the count it expects is that call's."""
+    return (
+        type(x) is np.ndarray
+        and sys.getrefcount(x) == _SOLE_REFS
+        and x.base is None
+        and x.flags.writeable
+    )
+
+
+def _references(x: Any) -> int:
+    return sys.getrefcount(x)
+
+
+def _sole_refs() -> int:
+    """What ``sys.getrefcount`` says inside ``_sole`` of an array one local holds: the count
+    differs between Python versions (references the interpreter's stack borrows), so it is
+    measured the way generated code calls."""
+    local = np.empty(1)
+    return _references(local)
+
+
+_SOLE_REFS = _sole_refs()
 
 
 def _costly(item: LoopItem) -> bool:

@@ -99,6 +99,7 @@ class LoopItem(Protocol):
     node: Node
     compute: Callable[..., Any]
     fast: Callable[..., Any] | None  # without the kernel's checks; the kernel when it raises
+    forward: Callable[..., Any] | None  # the kernel into its first input's buffer
     wants_ctx: bool
     sync: bool  # a sync kernel that runs on this device (no async kernel, no _Send/_Recv)
     pooled: bool  # goes to the device's pool when ``cost(*inputs)`` reaches POOL_MIN_COST

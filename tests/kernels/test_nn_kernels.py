@@ -413,6 +413,41 @@ def test_a_constant_bias_tile_is_made_once_and_values_stay_right() -> None:
         assert not tile.flags.writeable
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_bias_add_and_relu_forwarded_write_the_kernels_values_over_their_input(dtype) -> None:
+    """``forward`` (compiled schedules, a dying input): the very values the kernel makes, into
+    the input's own buffer, for the tiled (large), broadcast and NCHW paths."""
+    from aiotf.kernels import nn_kernels
+
+    rng = np.random.default_rng(8)
+    for shape, channels, data_format in [
+        ((4, 5), 5, b"NHWC"),
+        ((300, 96), 96, b"NHWC"),  # large, short bias: through the tile
+        ((2, 3, 4, 5), 3, b"NCHW"),
+    ]:
+        value = (rng.standard_normal(shape) * 10).astype(dtype)
+        bias = (rng.standard_normal(channels) * 10).astype(dtype)
+        want = nn_kernels.bias_add(value, bias, data_format=data_format)
+        got = nn_kernels._bias_add_forward(value, bias, data_format=data_format)
+        assert got is value and got.dtype == want.dtype
+        assert np.array_equal(got, want)
+        relu_want = nn_kernels.relu(value)
+        assert nn_kernels._relu_forward(value) is value
+        assert np.array_equal(value, relu_want)
+
+
+def test_bias_add_forwarded_refuses_before_it_writes() -> None:
+    """Operands the kernel rejects, or of two dtypes (the answer's dtype would not be the
+    input's), raise with the input untouched: the kernel then runs and says why."""
+    from aiotf.kernels import nn_kernels
+
+    value = np.arange(6, dtype=F32).reshape(2, 3)
+    for bias in (np.ones(4, F32), np.ones((1, 3), F32), np.ones(3, np.float64)):
+        with pytest.raises(ValueError, match="BiasAdd"):
+            nn_kernels._bias_add_forward(value, bias, data_format=b"NHWC")
+        assert np.array_equal(value, np.arange(6, dtype=F32).reshape(2, 3))
+
+
 async def test_l2loss(run, same) -> None:
     x = np.arange(6, dtype=np.float64).reshape(2, 3)
     same(await run("L2Loss", [x]), np.array((x**2).sum() / 2))

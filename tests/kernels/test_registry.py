@@ -59,6 +59,23 @@ def test_fast_for_is_only_for_a_kernel_with_attrs() -> None:
             return x * scale
 
 
+def test_forward_takes_the_node_s_attrs_and_is_not_for_a_kernel_that_takes_ctx() -> None:
+    node = registry.KernelNode(
+        "b", "BiasAdd", {"T": dtypes.float32, "data_format": b"NCHW"},
+        (dtypes.float32, dtypes.float32), (dtypes.float32,),
+    )  # fmt: skip
+    kernel = registry.create_kernel(node, "CPU")
+    value = np.ones((1, 2, 3), np.float32)
+    assert kernel.forward is not None
+    assert kernel.forward(value, np.array([1.0, 2.0], np.float32)) is value  # as NCHW
+    np.testing.assert_array_equal(value[0, :, 0], [2.0, 3.0])
+    with pytest.raises(TypeError, match="_RegTestForwardCtx's forward .* takes ctx"):
+
+        @register_kernel("_RegTestForwardCtx", forward=lambda ctx, x: x)
+        def with_ctx(ctx: Any, x: Any) -> Any:
+            return x
+
+
 @pytest.mark.parametrize(
     ("transpose_a", "transpose_b"), [(False, False), (True, False), (True, True)]
 )
