@@ -25,7 +25,7 @@ runs inline):
   function (BiasAdd, Relu: TensorFlow's ``forward_input_or_allocate_output``), computes into the
   value's own buffer if the array turns out to be the program's alone (``_sole``: not fetched,
   fed, viewed or held anywhere else); an MLP's bias and Relu then write over the product they
-  read instead of into fresh memory (mlp: ~40 µs a run of ~1.1 ms, alternated).
+  read instead of into fresh memory (mlp: ~25 µs a run of ~1.1-1.4 ms, alternated).
 - A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
   ``POOL_MIN_COST`` (``loop_compiler.cost_gate``; its verdicts kept in ``state`` from run to
   run). From ``POOL_MIN_COST`` up, what happens depends on the partition's shape:
@@ -547,8 +547,8 @@ class _Codegen:
 
 
 # What differs between two parts of the same shape (a chain's, a stack of layers'): their
-# values', kernels' (``k``, ``f``, ``c``, ``w``: see kernel_call, cost_gate, _calls) and own names, the nodes' indices and positions, the refs' sources, and
-# the comments. Python's compiler takes ~20 us a line of generated code (~100-130 us a node),
+# values', kernels' (``k``, ``f``, ``c``, ``w``: kernel_call, cost_gate, _calls) and own names,
+# the nodes' indices and positions, the refs' sources, and the comments. Python's compiler takes ~20 us a line of generated code (~100-130 us a node),
 # about half of building a 10,000-node chain's executor, so a part is compiled once per shape.
 # One group, so that ``split`` keeps each token between the text around it: a split and a loop
 # over the tokens take half the time of ``sub`` calling back for each match.
