@@ -546,12 +546,13 @@ class _Codegen:
             self._emit(2, f"if {_SLICE_OVER}: deadline = yield None", i)
 
 
-# What differs between two parts of the same shape (a chain's, a stack of layers'): their
-# values', kernels' (``k``, ``f``, ``c``, ``w``: kernel_call, cost_gate, _calls) and own names,
-# the nodes' indices and positions, the refs' sources, and the comments. Python's compiler takes ~20 us a line of generated code (~100-130 us a node),
-# about half of building a 10,000-node chain's executor, so a part is compiled once per shape.
-# One group, so that ``split`` keeps each token between the text around it: a split and a loop
-# over the tokens take half the time of ``sub`` calling back for each match.
+# What differs between two parts of the same shape (a chain's, a stack of layers'): their values',
+# kernels' (``k``, ``f``, ``c``, ``w``: kernel_call, cost_gate, _calls) and own names, the nodes'
+# indices and positions, the refs' sources, and the comments. Python's compiler takes ~20 us a
+# line of generated code (~100-130 us a node), about half of building a 10,000-node chain's
+# executor, so a part is compiled once per shape. One group, so that ``split`` keeps each token
+# between the text around it: a split and a loop over the tokens take half the time of ``sub``
+# calling back for each match.
 _TOKEN = re.compile(
     r"(#[^\n]*|'[^'\n]*'|\"[^\"\n]*\"|\b(?:[vkfcw]\d+(?:_\d+)?|_nodes_\d+|part_\d+|\d+(?:\.\d+)?)\b)"
 )
