@@ -24,8 +24,9 @@ runs inline):
   tensors than the interpreter does. That last consumer, when its kernel has a ``forward``
   function (BiasAdd, Relu: TensorFlow's ``forward_input_or_allocate_output``), computes into the
   value's own buffer if the array turns out to be the program's alone (``_sole``: not fetched,
-  fed, viewed or held anywhere else); an MLP's bias and Relu then write over the product they
-  read instead of into fresh memory (mlp: ~25 µs a run of ~1.1-1.4 ms, alternated).
+  fed, viewed or held anywhere else) and has at least FORWARD_MIN elements; an MLP's bias and
+  Relu then write over the product they read instead of into fresh memory (mlp: ~25 µs a run
+  of ~1.1-1.4 ms, alternated).
 - A pool kernel (registered ``expensive``) is called inline while its cost estimate stays below
   ``POOL_MIN_COST`` (``loop_compiler.cost_gate``; its verdicts kept in ``state`` from run to
   run). From ``POOL_MIN_COST`` up, what happens depends on the partition's shape:
@@ -103,6 +104,9 @@ PART_NODES = 64
 # it bought nothing (256 runs of x + 1).
 YIELD_EVERY = 16
 POOLED_WORK = 4
+# The fewest elements a kernel's input must have to be written over (``forward``): below, the
+# check costs about what a fresh array does (mlp_b1's rows of 512: ~2 µs a run slower with it).
+FORWARD_MIN = 4096
 # The test of a check that only the time slice ends: ``_clock() > abs(deadline)`` (the
 # protocol), with one clock read and no call while the slice lasts (most checks, in a chain).
 _SLICE_OVER = "_clock() > deadline and _clock() > -deadline"
@@ -289,6 +293,7 @@ class _Codegen:
             "_clock": time.perf_counter,
             "_deref": deref,
             "_sole": _sole,
+            "_FORWARD_MIN": FORWARD_MIN,
             "_POOL_MIN_COST": POOL_MIN_COST,
             "_SIZE": ELEMENTWISE_LIMIT,
         }
@@ -489,12 +494,12 @@ class _Codegen:
         if not forward:
             return calls
         self.names[f"w{i}"] = item.forward
+        first, target = data[0], self._target(i)
+        other = f"f{i}" if f"f{i}" in self.names else f"k{i}"  # as kernel_call calls it
         return [
-            f"if _sole({data[0]}):",
-            f"    try: {self._target(i)}w{i}({args})",
-            f"    except Exception: {self._target(i)}k{i}({args})",
-            "else:",
-            *(f"    {line}" for line in calls),
+            f"try: {target}w{i}({args}) if {first}.size >= _FORWARD_MIN and _sole({first}) "
+            f"else {other}({args})",
+            f"except Exception: {target}k{i}({args})",  # not an array, or the kernel's error
         ]
 
     def _forwards(self, i: int, data: list[str]) -> bool:

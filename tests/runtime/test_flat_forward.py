@@ -1,6 +1,7 @@
 """Compiled flat schedules writing a kernel's result over its dying first input
 (``register_kernel``'s ``forward``, ``flat_compiler._sole``): only an array the program alone
-holds is written over; a fetched, fed, constant, viewed or still-read value never is."""
+holds, of at least FORWARD_MIN elements, is written over; a fetched, fed, constant, viewed or
+still-read value never is."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from aiotf.runtime.rendezvous import Rendezvous
 from tests.runtime.test_executor import TASK, Builder
 
 F32 = aiotf.float32
+N = flat_compiler.FORWARD_MIN  # elements: arrays big enough to be written over
 _X = ArgDef("x", type=F32)
 _Y = (ArgDef("y", type=F32),)
 # Test-only ops (their OpDefs are not registered): FRESH makes a new array, VIEW a view of one,
@@ -68,7 +70,7 @@ def clear() -> Iterator[None]:
 def chain(device: Device) -> Builder:
     """``const -> fresh -> double``, fetching the double."""
     b = Builder(device)
-    b.const("x", np.arange(4, dtype=np.float32))
+    b.const("x", np.arange(N, dtype=np.float32))
     b.add(FRESH, "fresh", [("x", 0)])
     b.add(DOUBLE, "double", [("fresh", 0)])
     b.retval("double")
@@ -78,7 +80,7 @@ def chain(device: Device) -> Builder:
 async def test_the_last_reader_of_a_fresh_array_writes_over_it(device: Device) -> None:
     executor = chain(device).executor()
     assert executor._program is not None  # compiled
-    expected = (np.arange(4, dtype=np.float32) + 1) * 2
+    expected = (np.arange(N, dtype=np.float32) + 1) * 2
     for _ in range(3):  # the same program, run again
         ctx = StepContext(1, Rendezvous(), [], [None], device)
         await executor.run(ctx)
@@ -91,8 +93,8 @@ async def test_a_fetched_value_is_not_written_over(device: Device) -> None:
     b = chain(device)
     b.retval("fresh")
     double, fresh = await b.run()
-    np.testing.assert_array_equal(fresh, np.arange(4, dtype=np.float32) + 1)
-    np.testing.assert_array_equal(double, (np.arange(4, dtype=np.float32) + 1) * 2)
+    np.testing.assert_array_equal(fresh, np.arange(N, dtype=np.float32) + 1)
+    np.testing.assert_array_equal(double, (np.arange(N, dtype=np.float32) + 1) * 2)
     assert written_over == []
 
 
@@ -101,7 +103,7 @@ async def test_a_value_read_again_later_is_not_written_over(device: Device) -> N
     b.add("AddV2", "sum", [("fresh", 0), ("double", 0)], T=F32)  # reads fresh after double
     b.retval("sum")
     double, total = await b.run()
-    fresh = np.arange(4, dtype=np.float32) + 1
+    fresh = np.arange(N, dtype=np.float32) + 1
     np.testing.assert_array_equal(total, fresh * 3)  # 4x had double written over fresh
     np.testing.assert_array_equal(double, fresh * 2)
     assert written_over == []
@@ -112,26 +114,38 @@ async def test_a_feed_a_const_and_a_view_are_not_written_over(device: Device) ->
     fed.add("_Arg", "x", T=F32, index=0)
     fed.add(DOUBLE, "double", [("x", 0)])
     fed.retval("double")
-    feed = np.arange(4, dtype=np.float32)
+    feed = np.arange(N, dtype=np.float32)
     (double,) = await fed.run([feed])
-    np.testing.assert_array_equal(feed, np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(feed, np.arange(N, dtype=np.float32))
     np.testing.assert_array_equal(double, feed * 2)
 
     const = Builder(device)
-    const.const("x", np.arange(4, dtype=np.float32))
+    const.const("x", np.arange(N, dtype=np.float32))
     const.add(DOUBLE, "double", [("x", 0)])
     const.retval("double")
     for _ in range(2):  # the Const's value is the same on every run
         (double,) = await const.run()
-        np.testing.assert_array_equal(double, np.arange(4, dtype=np.float32) * 2)
+        np.testing.assert_array_equal(double, np.arange(N, dtype=np.float32) * 2)
 
     view = Builder(device)
-    view.const("x", np.arange(4, dtype=np.float32))
+    view.const("x", np.arange(N, dtype=np.float32))
     view.add(VIEW, "view", [("x", 0)])
     view.add(DOUBLE, "double", [("view", 0)])
     view.retval("double")
     (double,) = await view.run()
-    np.testing.assert_array_equal(double, (np.arange(4, dtype=np.float32) + 1) * 2)
+    np.testing.assert_array_equal(double, (np.arange(N, dtype=np.float32) + 1) * 2)
+    assert written_over == []
+
+
+async def test_a_small_array_is_not_written_over(device: Device) -> None:
+    """Below FORWARD_MIN elements the check would cost what it saves."""
+    b = Builder(device)
+    b.const("x", np.arange(N - 1, dtype=np.float32))
+    b.add(FRESH, "fresh", [("x", 0)])
+    b.add(DOUBLE, "double", [("fresh", 0)])
+    b.retval("double")
+    (double,) = await b.run()
+    np.testing.assert_array_equal(double, (np.arange(N - 1, dtype=np.float32) + 1) * 2)
     assert written_over == []
 
 
@@ -152,9 +166,9 @@ async def test_bias_and_relu_of_an_mlp_layer_write_over_the_product() -> None:
     """The real forward functions, end to end: the values are the kernels', the layer's fetched
     product is left as it was, and a fed input too."""
     rng = np.random.default_rng(3)
-    w = rng.standard_normal((8, 5)).astype(np.float32)
-    bias = rng.standard_normal(5).astype(np.float32)
-    feed = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 64)).astype(np.float32)
+    bias = rng.standard_normal(64).astype(np.float32)
+    feed = rng.standard_normal((N // 64, 8)).astype(np.float32)
     g = aiotf.Graph()
     with g.as_default():
         x = aiotf.placeholder(aiotf.float32, [None, 8])
