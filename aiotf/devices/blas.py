@@ -25,7 +25,7 @@ import glob
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -168,6 +168,26 @@ def blas_threads() -> int | None:
 # in every DYNAMIC_ARCH build.
 _SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
 _SMALL_GEMM_SINCE = (0, 3, 20)
+
+
+@functools.cache
+def cpu_vendor() -> str:
+    """The CPU's vendor as Linux names it (``GenuineIntel``, ``AuthenticAMD``), or '' where
+    ``/proc/cpuinfo`` does not say: the same OpenBLAS kernels (SkylakeX) run on both, and some
+    choices between them were measured to differ (``products.panel_max_rows``)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            return _vendor(info)
+    except OSError:
+        return ""
+
+
+def _vendor(cpuinfo: Iterable[str]) -> str:
+    for line in cpuinfo:
+        key, _, value = line.partition(":")
+        if key.strip() == "vendor_id":
+            return value.strip()
+    return ""
 
 
 @functools.cache

@@ -37,7 +37,7 @@ over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.2-6x faster for
 and up to 1.7x slower elsewhere, where packing pays for itself; row stacks 10-45% faster on 17
 of 18 shapes of 256-100,000 rows by 3-288 by 4-512 (25088x25x32: 500 against 371 µs;
 50176x27x64: 2.43 against 1.62 ms), the other (25088x32x128) the same within 4%. Shapes outside
-those run as one product.
+those run as one product. On an Intel Xeon panels pay only up to ~24 rows (``panel_max_rows``).
 
 Bits: the small kernels add up in their own order, so an output can differ from the one
 product's in the last place (the same for some shapes, not for others). Each row of a row stack
@@ -47,6 +47,7 @@ a split product runs the same way, so the split does not change the answer.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -122,6 +123,21 @@ def way(a: Array, b: Array) -> Way:
     return WHOLE
 
 
+# The most rows a product by panels may have, by CPU vendor (``blas.cpu_vendor``), where it was
+# measured lower than the small kernels' own limit: on an Intel Xeon (Emerald Rapids, 2 MiB of
+# L2 a core), one core, panels against one product: 16x784x512 0.69x, 24 rows 0.95x, 32 rows
+# 1.11x, 40 1.19x, 64x512x288 1.45x, 64x2048x512 1.63x; mlp's step in aiotf 1.3-6% faster with
+# its 64-row products whole (alternated). The AMD EPYC of the grid above: panels to 128 rows.
+_PANEL_MAX_ROWS = {"GenuineIntel": 24}
+
+
+@functools.cache
+def panel_max_rows() -> int:
+    """The most rows of ``a`` a product by panels may have on this CPU (see _PANEL_MAX_ROWS;
+    elsewhere only the small kernels' limits bound it)."""
+    return _PANEL_MAX_ROWS.get(blas.cpu_vendor(), SMALL_GEMM_TN_OUTPUT)
+
+
 def _by_rows(x: Array) -> bool:
     """Whether numpy hands the matrix ``x`` to BLAS as it lies, row by row: its rows contiguous
     and apart by at least a row. Any other layout a stacked product would multiply in numpy's
@@ -135,6 +151,7 @@ def _panel_width(a: Array, m: int, k: int, n: int) -> int:
         k < 32  # the small kernel's own limit reading ``b`` transposed
         or not _by_rows(a)  # transposed (with ``b`` too: no small kernel) or not for BLAS
         or (m > 16 and (k < 4 * m or n < 256))  # packing pays for itself (measured, above)
+        or m > panel_max_rows()
     ):
         return 0
     for width in PANEL_WIDTHS:

@@ -47,3 +47,11 @@ def test_the_loaded_openblas_describes_itself() -> None:
     if controls is None:
         pytest.skip("numpy has no OpenBLAS here")
     assert controls.config.startswith("OpenBLAS ") and controls.corename
+
+
+def test_the_cpu_vendor_is_read_from_cpuinfo() -> None:
+    intel = ["processor\t: 0\n", "vendor_id\t: GenuineIntel\n", "cpu family\t: 6\n"]
+    assert blas._vendor(intel) == "GenuineIntel"
+    assert blas._vendor(["processor : 0", "vendor_id : AuthenticAMD"]) == "AuthenticAMD"
+    assert blas._vendor(["processor : 0", "CPU implementer : 0x41"]) == ""  # an Arm board
+    assert isinstance(blas.cpu_vendor(), str)

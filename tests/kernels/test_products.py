@@ -16,10 +16,33 @@ F32 = np.float32
 @pytest.fixture
 def small_gemm(monkeypatch):
     """Products by panels and stacks whatever the CPU: they are correct on any BLAS, only their
-    speed is OpenBLAS's small-matrix kernels' (``blas.small_gemm_kernels``)."""
+    speed is OpenBLAS's small-matrix kernels' (``blas.small_gemm_kernels``); and by panels up to
+    as many rows as those take, whatever the vendor (``products.panel_max_rows``)."""
     from aiotf.devices import blas
 
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
+    monkeypatch.setattr(products, "panel_max_rows", lambda: products.SMALL_GEMM_TN_OUTPUT)
+
+
+@pytest.mark.parametrize(
+    ("vendor", "most"), [("GenuineIntel", 24), ("AuthenticAMD", 1200), ("", 1200)]
+)
+def test_panels_take_as_many_rows_as_measured_on_the_cpu(monkeypatch, vendor, most) -> None:
+    """On an Intel Xeon a product of more than 24 rows ran slower by panels than as one: it
+    runs whole there, and by panels where that was measured faster (an AMD EPYC)."""
+    from aiotf.devices import blas
+
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
+    monkeypatch.setattr(blas, "cpu_vendor", lambda: vendor)
+    products.panel_max_rows.cache_clear()
+    try:
+        assert products.panel_max_rows() == most
+        for m, panels in [(16, True), (24, True), (64, most > 64)]:
+            a, b = _operands(m, 784, 512, seed=17)
+            derived.freeze(b)
+            assert (products.way(a, b).width > 0) == panels, m
+    finally:
+        products.panel_max_rows.cache_clear()
 
 
 def _operands(m: int, k: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
