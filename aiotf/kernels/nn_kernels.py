@@ -62,10 +62,23 @@ def _bias_add_fast_for(*, data_format: bytes) -> Callable[[Array, Array], Array]
     return fast
 
 
+def _bias_channel(value: Array, data_format: bytes) -> int:
+    """The axis BiasAdd adds its bias along: NCHW's channels from 3 dimensions, else the last."""
+    return 1 if data_format == b"NCHW" and value.ndim >= 3 else value.ndim - 1
+
+
+def _add_bias(value: Array, bias: Array, channel: int, out: Array | None = None) -> Array:
+    """``value + bias`` along axis ``channel`` (shapes checked), into ``out`` when given."""
+    if channel != value.ndim - 1:
+        result: Array = np.add(value, bias.reshape((-1,) + (1,) * (value.ndim - 2)), out=out)
+        return result
+    return add_bias_into(value, bias, out)
+
+
 def _bias_add_forward(value: Array, bias: Array, *, data_format: bytes) -> Array:
     """BiasAdd into ``value`` (see ``register_kernel``'s ``forward``); raises before it writes
     when the kernel would fail or answer in another dtype."""
-    channel = 1 if data_format == b"NCHW" and value.ndim >= 3 else value.ndim - 1
+    channel = _bias_channel(value, data_format)
     if (
         value.ndim < 2
         or bias.ndim != 1
@@ -73,10 +86,7 @@ def _bias_add_forward(value: Array, bias: Array, *, data_format: bytes) -> Array
         or value.dtype != bias.dtype
     ):
         raise ValueError("not BiasAdd's operands, or not of one dtype")
-    if channel != value.ndim - 1:
-        result: Array = np.add(value, bias.reshape((-1,) + (1,) * (value.ndim - 2)), out=value)
-        return result
-    return add_bias_into(value, bias, out=value)
+    return _add_bias(value, bias, channel, out=value)
 
 
 @register_kernel(
@@ -93,7 +103,7 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
         )
     if bias.ndim != 1:
         raise errors.InvalidArgumentError(None, None, f"Biases must be 1D: {shape_str(bias)}")
-    channel = 1 if data_format == b"NCHW" and value.ndim >= 3 else value.ndim - 1
+    channel = _bias_channel(value, data_format)
     if value.shape[channel] != bias.shape[0]:
         raise errors.InvalidArgumentError(
             None,
@@ -101,9 +111,7 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
             f"Must provide as many biases as the channel dimension of the input tensor: "
             f"{shape_str(bias)} vs. {shape_str(value)}",
         )
-    if channel != value.ndim - 1:
-        return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
-    return add_bias_into(value, bias)
+    return _add_bias(value, bias, channel)
 
 
 def add_bias_into(value: Array, bias: Array, out: Array | None = None) -> Array:

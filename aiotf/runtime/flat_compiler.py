@@ -490,12 +490,12 @@ class _Codegen:
         (``_sole``; see ``_forwards``)."""
         item = self.items[i]
         args = ", ".join((["ctx"] if item.wants_ctx else []) + data)
-        calls = kernel_call(i, item, self._target(i), args, self.names)
+        calls = kernel_call(i, item, self._target(i), args, self.names)  # names k<i>, f<i>
         if not forward:
             return calls
         self.names[f"w{i}"] = item.forward
         first, target = data[0], self._target(i)
-        other = f"f{i}" if f"f{i}" in self.names else f"k{i}"  # as kernel_call calls it
+        other = f"k{i}" if item.fast is None else f"f{i}"  # no ctx here: kernel_call's choice
         return [
             f"try: {target}w{i}({args}) if {first}.size >= _FORWARD_MIN and _sole({first}) "
             f"else {other}({args})",
