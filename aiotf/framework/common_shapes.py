@@ -837,6 +837,22 @@ def pool(ctx: InferenceContext) -> Sequence[TensorShape]:
     return [_windowed(ctx, x, [ksize[h], ksize[h + 1]], x[c])]
 
 
+def fused_max_pool(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """The remapper's ``_FusedMaxPool``: the pool of its input, or of its fused Conv2D's output
+    (input and filter, window in the ``conv_`` attrs)."""
+    if list(ctx.attrs.get("fused_ops") or [])[:1] != [b"Conv2D"]:
+        return pool(ctx)
+    attrs = dict(ctx.attrs)
+    attrs.update({key[5:]: v for key, v in ctx.attrs.items() if key.startswith("conv_")})
+    conv = InferenceContext(
+        "Conv2D", ctx.node_name, ctx.input_shapes[:2], ctx.input_dtypes[:2], attrs
+    )
+    pooled = InferenceContext(
+        ctx.op_type, ctx.node_name, conv2d(conv), ctx.input_dtypes[:1], dict(ctx.attrs)
+    )
+    return pool(pooled)
+
+
 def sparse_softmax_xent(ctx: InferenceContext) -> Sequence[TensorShape]:
     features, labels = ctx.input_shapes
     batch = None

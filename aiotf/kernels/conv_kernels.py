@@ -264,6 +264,49 @@ def _conv_gemm(windows: Array, wmat: Array, out: Array) -> None:
     intra_op.parallel_for(len(blocks), block)
 
 
+def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) -> bool:
+    """The 2x2 max pool of stride 2 of the stride-1 convolution of the padded NHWC ``xp`` by
+    ``wmat`` (its filter of window ``k`` as a matrix), into the NHWC ``out``: ``_conv_gemm``'s
+    blocks, each pooled while its outputs are in the core's cache (as MaxPool pools: a NaN
+    never wins); whether every window held a value above the lowest (see ``_max_into``).
+
+    A block's im2col rows go in the order (row in the pool's window, column in it, image,
+    pooled row, pooled column), so the product comes out as four slabs, one per position in
+    the pool's window, each in the pooled outputs' own order: the pool's three maxima then run
+    over contiguous memory (pooling NHWC outputs runs one numpy loop per pixel's channels).
+    The same products as ``_conv_gemm``'s, in another row order."""
+    n, oh2, ow2, out_c = out.shape
+    c = xp.shape[3]
+    depth = wmat.shape[0]
+    s0, s1, s2, s3 = xp.strides
+    pairs = _view(xp, (n, oh2, 2, ow2, 2, *k, c), (s0, 2 * s1, s1, 2 * s2, s2, s1, s2, s3))
+    blocks = _row_blocks(n, oh2, 4 * ow2 * depth * wmat.itemsize, COLS_BLOCK_BYTES)
+    lowest = _lowest(out.dtype)
+    floored = []  # blocks with a window of nothing but NaN or -inf
+
+    def block(b: int) -> None:
+        n0, n1, h0, h1 = blocks[b]
+        windows = pairs[n0:n1, h0:h1]
+        rows = 4 * (n1 - n0) * (h1 - h0) * ow2
+        if c == 1:  # tap-major, as in _conv_gemm
+            cols_t = np.empty((depth, rows), wmat.dtype)
+            taps = np.transpose(windows[..., 0], (5, 6, 2, 4, 0, 1, 3))
+            cols_t.reshape(taps.shape)[...] = taps
+            cols = cols_t.T
+        else:
+            by_position = np.transpose(windows, (2, 4, 0, 1, 3, 5, 6, 7))
+            cols = np.ascontiguousarray(by_position, dtype=wmat.dtype).reshape(rows, depth)
+        outputs = np.empty((rows, out_c), wmat.dtype)
+        products.into(cols, wmat, outputs)
+        pooled = out[n0:n1, h0:h1]
+        _fmax_over(list(outputs.reshape(4, n1 - n0, h1 - h0, ow2, out_c)), pooled)
+        if not pooled.min() > lowest:  # False for a NaN too
+            floored.append(b)
+
+    intra_op.parallel_for(len(blocks), block)
+    return not floored
+
+
 # A block of Winograd tiles: its input tiles, their two transforms and the products (measured on
 # the cnn's second convolution and 3x3 layers of 32-128 channels: 1-2 MiB was fastest); but at
 # least BLOCK_TILES tiles, the rows of each block's matmuls, which read the whole transformed
@@ -273,11 +316,20 @@ BLOCK_TILES = 32
 
 
 def _winograd_conv(
-    xn: Array, f: Array, pads: tuple[tuple[int, int], tuple[int, int]], out_hw: tuple[int, int]
+    xn: Array,
+    f: Array,
+    pads: tuple[tuple[int, int], tuple[int, int]],
+    out_hw: tuple[int, int],
+    pooled: Callable[[Array], None] | None = None,
 ) -> Array | None:
     """The stride-1 convolution of NHWC ``xn`` by ``f`` (computed in float32) by Winograd's method
     (:mod:`aiotf.kernels.winograd`), in blocks of tiles shared with the pool's idle threads;
-    None when an output came out infinite or NaN (the direct way has the exact answer)."""
+    None when an output came out infinite or NaN (the direct way has the exact answer).
+
+    With ``pooled`` (``out_hw`` even), the answer is the convolution's 2x2 max pool of stride 2
+    instead, each block's pooled as its tiles come out (``winograd.convolve_pooled``), and
+    ``pooled`` is called on all the pooled outputs (the tiles' overhang too) before they are
+    cropped."""
     n, h, w, c = xn.shape
     kh, kw, _, out_c = f.shape
     (oh, ow), m = out_hw, winograd.TILE
@@ -289,8 +341,9 @@ def _winograd_conv(
     xp = _padded(xn.astype(np.float32, copy=False), ((top, bottom), (left, right)))
     s0, s1, s2, s3 = xp.strides
     in_tiles = _view(xp, (n, th, tw, c, ah, aw), (s0, m * s1, m * s2, s3, s1, s2))
-    out = np.empty((n, th * m, tw * m, out_c), np.float32)
-    out_tiles = out.reshape(n, th, m, tw, m, out_c)
+    side = m if pooled is None else m // 2  # outputs a tile side
+    out = np.empty((n, th * side, tw * side, out_c), np.float32)
+    out_tiles = out.reshape(n, th, side, tw, side, out_c)
     u = winograd.transformed_filter(f)
     tile_bytes = ah * aw * (3 * c + 2 * out_c) * 4
     budget = max(TILES_BLOCK_BYTES, BLOCK_TILES * tile_bytes)
@@ -304,16 +357,20 @@ def _winograd_conv(
     def block(b: int) -> None:
         (n0, n1, t0, t1), k = blocks[b // k_parts], b % k_parts
         k0, k1 = k_bounds[k], k_bounds[k + 1]
-        winograd.convolve(
-            in_tiles[n0:n1, t0:t1], u[:, :, k0:k1], out_tiles[n0:n1, t0:t1, ..., k0:k1]
-        )
+        tiles, filter_part = in_tiles[n0:n1, t0:t1], u[:, :, k0:k1]
+        if pooled is None:
+            winograd.convolve(tiles, filter_part, out_tiles[n0:n1, t0:t1, ..., k0:k1])
+        else:
+            winograd.convolve_pooled(tiles, filter_part, out_tiles[n0:n1, t0:t1, ..., k0:k1])
 
     try:
         with np.errstate(invalid="ignore", over="ignore"):
             intra_op.parallel_for(len(blocks) * k_parts, block)
     except winograd.NotFinite:
         return None
-    return out[:, :oh, :ow]
+    if pooled is not None:
+        pooled(out)
+    return out[:, : oh * side // m, : ow * side // m]
 
 
 @register_kernel("Conv2D", types={"T": (*_CONV_TYPES, dtypes.int32)}, cost=_conv_cost)
@@ -531,9 +588,29 @@ def _max_into(windows: _MaxWindows, out: Array, lo: int, hi: int) -> bool:
     return above
 
 
-# The graph's own nodes a _FusedMaxPool stands for: their attrs (the pool's window, and T).
+# The graph's own nodes a _FusedMaxPool stands for: their attrs (the pool's window, and T). A
+# fused Conv2D's own are kept as conv_<attr> (its T and data_format are the pool's).
 _POOL_WINDOW = ("ksize", "strides", "padding", "explicit_paddings", "data_format")
-_FUSED_ATTRS = {b"BiasAdd": ("T", "data_format"), b"Relu": ("T",), b"MaxPool": ("T", *_POOL_WINDOW)}
+_CONV_WINDOW = ("strides", "padding", "explicit_paddings", "dilations")
+_CONV_ATTRS = (*_CONV_WINDOW, "use_cudnn_on_gpu")
+_FUSED_ATTRS = {
+    b"Conv2D": ("T", *_CONV_ATTRS, "data_format"),
+    b"BiasAdd": ("T", "data_format"),
+    b"Relu": ("T",),
+    b"MaxPool": ("T", *_POOL_WINDOW),
+}
+
+
+def _fused_attr(op: bytes, key: str) -> str:
+    """The fused node's name for the attr ``key`` of its graph node of type ``op``."""
+    return f"conv_{key}" if op == b"Conv2D" and key in _CONV_ATTRS else key
+
+
+def _fused_pool_cost(x: Any, *args: Any, node: KernelNode) -> float:
+    """A fused Conv2D's estimate (the pool's is small beside it), else the pool's."""
+    if node.attrs["fused_ops"][:1] == [b"Conv2D"]:
+        return _conv_cost(x, args[0])
+    return input_elements(x, *args)
 
 
 # The remapper's MaxPool of BiasAdd and/or Relu (``runtime/remapper.py``), computed pool first.
@@ -544,7 +621,10 @@ _FUSED_ATTRS = {b"BiasAdd": ("T", "data_format"), b"Relu": ("T",), b"MaxPool": (
 # Where f could part from it, the ops run in the graph's order: a window of nothing but NaN or
 # -inf (the pool answers L, but f(L) is not L), or a bias that is not finite (inf + -inf is NaN).
 # And max(L, .) stays: a bias can overflow to -inf, which the graph's order answers with L.
-@register_kernel("_FusedMaxPool", types={"T": FLOATS}, cost=input_elements)
+# The Conv2D under them may be fused too (its filter the first of ``args``): its outputs are then
+# pooled block by block as they are made (_conv_pool_first), or, where that does not apply,
+# computed whole by the Conv2D kernel and pooled as above.
+@register_kernel("_FusedMaxPool", types={"T": FLOATS}, cost=_fused_pool_cost)
 def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
     window = {key: node.attrs[key] for key in _POOL_WINDOW}
 
@@ -556,15 +636,69 @@ def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
             raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
 
     channels = 1 if window["data_format"] == b"NCHW" else 3
+    if node.attrs["fused_ops"][:1] == [b"Conv2D"]:
+        f, args = args[0], args[1:]
+        bias = args[0] if args else None
+        pooled = _conv_pool_first(x, f, bias, node)
+        if pooled is not None:
+            return pooled
+        conv = {key: node.attrs[f"conv_{key}"] for key in _CONV_WINDOW}
+        try:
+            x = conv2d(x, f, data_format=window["data_format"], **conv)
+        except errors.OpError as e:
+            raise _as_graph_node_error(e, node, 0) from e
     bias = args[0] if args else None
-    if np.ndim(x) == 4 and (
-        bias is None
-        or (np.ndim(bias) == 1 and len(bias) == x.shape[channels] and np.isfinite(bias).all())
-    ):
+    if np.ndim(x) == 4 and (bias is None or _plain_bias(bias, x.shape[channels])):
         pooled = _pool_first(x, *as_max_pool(_max_pool_windows, x), bias, node)
         if pooled is not None:  # no window answered lowest
             return _from_nhwc(pooled, window["data_format"])
     return as_max_pool(_max_pool, _activations(x, bias, node))[0]
+
+
+def _plain_bias(bias: Array, channels: int) -> bool:
+    """Whether ``bias`` is a finite bias of ``channels`` (so it may be added after the pool)."""
+    return bool(np.ndim(bias) == 1 and len(bias) == channels and np.isfinite(bias).all())
+
+
+def _conv_pool_first(x: Array, f: Array, bias: Array | None, node: KernelNode) -> Array | None:
+    """The fused Conv2D, pool, bias and Relu of ``node`` with the pool taken block by block as
+    the convolution makes its outputs, while they are in the core's cache, then the bias and
+    Relu on the pooled outputs: a float32 NHWC convolution of stride 1, undilated and
+    ungrouped, with even output sides, under a 2x2 pool of stride 2 (no padding then). None
+    where that does not apply, and where a block's window held nothing but NaN or -inf or a
+    Winograd block met an infinity: the caller then convolves whole and pools as ever."""
+    a = node.attrs
+    if not (
+        a["data_format"] == b"NHWC"
+        and list(a["ksize"]) == [1, 2, 2, 1] == list(a["strides"])
+        and a["padding"] != b"EXPLICIT"
+        and list(a["conv_strides"]) == [1, 1, 1, 1] == list(a["conv_dilations"])
+        and x.dtype == f.dtype == np.float32
+        and x.ndim == f.ndim == 4
+        and f.shape[2] == x.shape[3]
+        and (bias is None or _plain_bias(bias, f.shape[3]))
+    ):
+        return None
+    kh, kw, c, out_c = f.shape
+    try:
+        explicit = _explicit(a["conv_explicit_paddings"], a["conv_padding"], b"NHWC")
+        oh, ow, pads = _geometry(x, (kh, kw), (1, 1), (1, 1), a["conv_padding"], explicit)
+    except errors.OpError:
+        return None  # the Conv2D kernel raises it
+    n = x.shape[0]
+    if oh % 2 or ow % 2 or not n * oh * ow * out_c * c:
+        return None
+
+    def activate(pooled: Array) -> None:
+        _activations_in_place(pooled, bias, node)
+
+    if winograd.suits(n, (oh, ow), f, x.dtype):  # its outputs finite, or None
+        return _winograd_conv(x, f, pads, (oh, ow), activate)
+    out = np.empty((n, oh // 2, ow // 2, out_c), x.dtype)
+    if not _conv_gemm_pooled(_padded(x, pads), (kh, kw), f.reshape(kh * kw * c, out_c), out):
+        return None
+    activate(out)
+    return out
 
 
 # A fused pool of at least this many input bytes (two images or more) in a pool thread splits
@@ -617,7 +751,7 @@ def _activations_in_place(x: Array, bias: Array | None, node: KernelNode) -> Non
     for op in node.attrs["fused_ops"]:
         if op == b"Relu":
             nn_kernels.relu_into(x, x)
-        else:
+        elif op == b"BiasAdd":
             assert bias is not None
             nn_kernels.add_bias_into(x, bias, x)
     if node.attrs["fused_ops"][-1] == b"BiasAdd":
@@ -630,7 +764,7 @@ def _activations(x: Array, bias: Array | None, node: KernelNode) -> Array:
         try:
             if op == b"BiasAdd":
                 x = nn_kernels.bias_add(x, bias, data_format=node.attrs["data_format"])
-            else:
+            elif op == b"Relu":
                 x = nn_kernels.relu(x)
         except errors.OpError as e:
             raise _as_graph_node_error(e, node, i) from e
@@ -638,16 +772,18 @@ def _activations(x: Array, bias: Array | None, node: KernelNode) -> Array:
 
 
 def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.OpError:
-    """``e`` as the graph's own node ``i`` of the fused chain (its BiasAdd, Relu, then the
-    MaxPool) raises it: naming that node, with its op, device, data inputs and attrs."""
+    """``e`` as the graph's own node ``i`` of the fused chain (its Conv2D, BiasAdd, Relu, then
+    the MaxPool) raises it: naming that node, with its op, device, data inputs and attrs."""
     ops = [*node.attrs["fused_ops"], b"MaxPool"]
     names = [n.decode() for n in node.attrs["fused_names"]] + [node.name]
     node_def = NodeDef(name=names[i], op=ops[i].decode(), device=node.device)
-    node_def.input.append(node.inputs[0] if i == 0 else names[i - 1])
+    conv = ops[0] == b"Conv2D"  # its filter is the node's second input, before the bias
+    node_def.input.extend(node.inputs[: 1 + conv] if i == 0 else [names[i - 1]])
     if ops[i] == b"BiasAdd":
-        node_def.input.append(node.inputs[1])
+        node_def.input.append(node.inputs[1 + conv])
     for key in _FUSED_ATTRS[ops[i]]:
-        node_def.attr[key].CopyFrom(attr_value.encode(node.attrs[key]))
+        value = node.attrs[_fused_attr(ops[i], key)]
+        node_def.attr[key].CopyFrom(attr_value.encode(value))
     message = f"{e.message}\n\t [[{{{{node {node_def.name}}}}}]]"
     return type(e)(node_def, None, message)
 

@@ -145,6 +145,30 @@ def convolve(tiles: Array, u: Array, out: Array) -> None:
     leaves the rest finite), and a huge finite one can overflow where a direct convolution
     would not; the exact answer needs the direct way.
     """
+    b, th, tw = tiles.shape[:3]
+    y = _outputs(tiles, u)
+    out[...] = y.reshape(TILE, TILE, b, th, tw, -1).transpose(2, 3, 0, 4, 1, 5)
+
+
+def convolve_pooled(tiles: Array, u: Array, out: Array) -> None:
+    """:func:`convolve`, then the maximum of every 2x2 window of its outputs (a 2x2 max pool of
+    stride 2, each tile's 4x4 outputs pooling into 2x2 of its own): ``out`` is a
+    ``(B, TH, 2, TW, 2, K)`` view of NHWC pooled outputs. The outputs come out of the
+    transforms position by position, so each of the pool's three maxima runs over contiguous
+    rows of a whole block, where pooling the NHWC outputs takes one numpy loop per pixel's
+    channels; and only a quarter of the outputs is written out. Raises :class:`NotFinite` as
+    ``convolve`` does (so no NaN reaches the maxima)."""
+    b, th, tw = tiles.shape[:3]
+    y = _outputs(tiles, u)
+    rows = np.maximum(y[0::2], y[1::2])  # each window's two rows, then its two columns
+    pooled = np.maximum(rows[:, 0::2], rows[:, 1::2])
+    half = TILE // 2
+    out[...] = pooled.reshape(half, half, b, th, tw, -1).transpose(2, 3, 0, 4, 1, 5)
+
+
+def _outputs(tiles: Array, u: Array) -> Array:
+    """The output tiles of the input ``tiles`` (see :func:`convolve`) by position: a
+    ``(4, 4, B * TH * TW * K)`` array; raises :class:`NotFinite`."""
     b, th, tw, c, ah, aw = tiles.shape
     m, k = TILE, u.shape[2]
     at_h, _, bt_h = transforms(m, ah - m + 1)
@@ -156,7 +180,7 @@ def convolve(tiles: Array, u: Array, out: Array) -> None:
     v = np.matmul(bt_w, rows.reshape(ah, aw, p * c))  # ... B: over its columns
     products = np.matmul(v.reshape(ah * aw, p, c), u)  # summed over input channels
     rows = np.matmul(at_h, products.reshape(ah, aw * p * k))  # AT (...)
-    y = np.matmul(at_w, rows.reshape(m, aw, p * k))  # ... A
+    y: Array = np.matmul(at_w, rows.reshape(m, aw, p * k))  # ... A
     if not np.isfinite(y).all():  # ~4 us a block of 32 tiles of 64 channels
         raise NotFinite
-    out[...] = y.reshape(m, m, b, th, tw, k).transpose(2, 3, 0, 4, 1, 5)
+    return y

@@ -1,20 +1,25 @@
-"""The remapper: a MaxPool of Relu and/or BiasAdd becomes one ``_FusedMaxPool``, pool first.
+"""The remapper: a MaxPool of Relu and/or BiasAdd, and of the Conv2D under them, becomes one
+``_FusedMaxPool``, pool first.
 
 TensorFlow's grappler remapper fuses a convolution or a matmul with the BiasAdd and Relu after it,
 so that they run on each block of output while it is in cache; in aiotf that measured no faster
 (``docs/performance-log.md``, *Tried and not kept*). What does pay is the order:
 ``MaxPool(Relu(BiasAdd(x, b)))`` is ``Relu(BiasAdd(MaxPool(x), b))`` (adding a bias and Relu never
 reorder two values), and the second runs the bias and Relu on the pooled tensor, a quarter of ``x``
-under 2x2 pools (the cnn's conv, bias, relu, pool). The fused kernel
+under 2x2 pools (the cnn's conv, bias, relu, pool). And a convolution under the pool hands each
+block of its outputs to the pool as it makes them, in the order the pool reads best (the cnn's
+2x2 pools: ``conv_kernels._conv_pool_first``). The fused kernel
 (``kernels/conv_kernels.fused_max_pool``) computes the same values, infinities and NaNs included:
 where the orders could part, it runs the ops in the graph's order.
 
-The pattern: a MaxPool whose input is a Relu or a BiasAdd, or a Relu of a BiasAdd, of a floating
-dtype; the BiasAdd in the pool's data format (NHWC or NCHW); each fused op read by nothing but
-the next one (no other data or control edge, so no one fetches it) and not asked to run. The
-fused node takes the MaxPool's name (its consumers and fetches are unchanged) and every control
-input of the three; an error of the BiasAdd still names the BiasAdd. Only where the pool's
-device type has a ``_FusedMaxPool`` kernel (CPU; grappler too remaps on CPU alone).
+The pattern: a MaxPool whose input is a Relu, a BiasAdd or a Conv2D, or a chain of them in that
+order (Conv2D, BiasAdd, Relu; any may be missing), of a floating dtype; the BiasAdd and Conv2D in
+the pool's data format (NHWC or NCHW); each fused op read by nothing but the next one (no other
+data or control edge, so no one fetches it) and not asked to run; a Conv2D reading a ref (a
+variable's) stays out. The fused node takes the MaxPool's name (its consumers and fetches are
+unchanged) and every control input of the chain; an error of the Conv2D or the BiasAdd still
+names it. Only where the pool's device type has a ``_FusedMaxPool`` kernel (CPU; grappler too
+remaps on CPU alone).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from aiotf.runtime.graph import Graph, Node
 
 
 def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
-    """Fuse every MaxPool of Relu and/or BiasAdd in ``graph``; whether any was."""
+    """Fuse every MaxPool of Relu, BiasAdd and/or Conv2D in ``graph``; whether any was."""
     consumers = graph.consumers()
     changed = False
     for pool in graph:
@@ -49,10 +54,10 @@ def _has_kernel(pool: Node) -> bool:
 def _fusable_chain(
     graph: Graph, pool: Node, consumers: dict[str, list[Node]], keep: frozenset[str]
 ) -> list[Node]:
-    """The Relu and/or BiasAdd under ``pool`` that may fuse into it, in graph order."""
+    """The Conv2D, BiasAdd and/or Relu under ``pool`` that may fuse into it, in graph order."""
     chain: list[Node] = []
     node = pool
-    for op in ("Relu", "BiasAdd"):
+    for op in ("Relu", "BiasAdd", "Conv2D"):
         src, k = node.inputs[0]
         producer = graph[src]
         if (
@@ -62,32 +67,42 @@ def _fusable_chain(
             or len(consumers[src]) != 1
             or producer.assigned_device != pool.assigned_device
             or producer.attrs["T"] != pool.attrs["T"]
-            or (op == "BiasAdd" and producer.attrs["data_format"] != pool.attrs["data_format"])
+            or (op != "Relu" and producer.attrs["data_format"] != pool.attrs["data_format"])
         ):
             continue
         chain.insert(0, producer)
         node = producer
-    if chain:
-        src, k = chain[0].inputs[0]
-        if graph[src].output_dtypes[k].is_ref_dtype:
-            return []  # a ref (a variable's): left as it is
+    if chain and chain[0].op == "Conv2D" and _reads_ref(graph, chain[0], 2):
+        del chain[0]  # a ref input (a variable's) stays the Conv2D's own
+    if chain and _reads_ref(graph, chain[0], 1):
+        return []
     return chain
 
 
+def _reads_ref(graph: Graph, node: Node, inputs: int) -> bool:
+    """Whether one of ``node``'s first ``inputs`` data inputs is a ref (a variable's)."""
+    return any(graph[src].output_dtypes[k].is_ref_dtype for src, k in node.inputs[:inputs])
+
+
 def _fuse(graph: Graph, pool: Node, chain: list[Node]) -> None:
-    bias = [n.inputs[1] for n in chain if n.op == "BiasAdd"]
+    conv = chain[0] if chain[0].op == "Conv2D" else None
+    args = [n.inputs[1] for n in chain if n.op in ("Conv2D", "BiasAdd")]  # filter, bias
     attrs = dict(pool.attrs)  # its window and T
     attrs.update(
-        num_args=len(bias),
+        num_args=len(args),
         fused_ops=[n.op.encode() for n in chain],
         fused_names=[n.name.encode() for n in chain],
     )
+    if conv is not None:
+        attrs.update(  # the rest are the pool's too
+            {f"conv_{key}": v for key, v in conv.attrs.items() if key not in ("T", "data_format")}
+        )
     controls = [c for n in (*chain, pool) for c in n.control_inputs]
     fused = Node(
         pool.name,
         op_def_registry.lookup("_FusedMaxPool"),
         attrs,
-        [chain[0].inputs[0], *bias],
+        [chain[0].inputs[0], *args],
         list(dict.fromkeys(controls)),
         pool.requested_device,
         pool.assigned_device,

@@ -5,6 +5,7 @@ to the bit (infinities, NaNs and half types included), and errors naming the op 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -14,9 +15,10 @@ import pytest
 
 import aiotf
 from aiotf.devices import DeviceMgr, add_devices
-from aiotf.framework import dtypes, errors
-from aiotf.framework.op_def_registry import lookup
-from aiotf.kernels import conv_kernels, nn_kernels
+from aiotf.framework import common_shapes, dtypes, errors
+from aiotf.framework.op_def_registry import InferenceContext, lookup
+from aiotf.framework.tensor_shape import TensorShape
+from aiotf.kernels import conv_kernels, nn_kernels, products, registry, winograd
 from aiotf.kernels.registry import KernelNode
 from aiotf.runtime.graph import Graph, Node, parse_tensor_name
 from aiotf.runtime.remapper import fuse_pools
@@ -448,3 +450,304 @@ def test_the_pools_own_errors_name_the_graphs_max_pool(case: str) -> None:
         fused_alone(x, None, pool, [b"Relu"])
     assert info.value.node_def.name == "pool" and info.value.node_def.op == "MaxPool"
     assert info.value.message.startswith(words)
+
+
+# -- the Conv2D under the pool ----------------------------------------------------------------------
+
+CONV = {"strides": [1, 1, 1, 1], "padding": b"SAME", "explicit_paddings": [], "dilations": [1] * 4}
+
+
+def conv_pool_block(conv_format: bytes = b"NHWC") -> Graph:
+    """x, w -> Conv2D -> BiasAdd(b) -> Relu -> MaxPool -> Identity 'out'."""
+    g = conv_block()
+    add(g, "w", "Placeholder", dtype=F32)
+    add(g, "conv", "Conv2D", ["x", "w"], T=F32, data_format=conv_format, **CONV)
+    g["bias"].inputs = [("conv", 0), ("b", 0)]
+    return g
+
+
+def test_the_conv2d_under_the_chain_fuses_too_its_filter_first_of_the_args() -> None:
+    g = conv_pool_block()
+    assert fuse_pools(g, frozenset())
+    assert "conv" not in g and "bias" not in g and "relu" not in g
+    fused = g["pool"]
+    assert fused.inputs == [("x", 0), ("w", 0), ("b", 0)]
+    assert fused.attrs["fused_ops"] == [b"Conv2D", b"BiasAdd", b"Relu"]
+    assert fused.attrs["fused_names"] == [b"conv", b"bias", b"relu"]
+    assert fused.attrs["num_args"] == 2
+    assert {key: fused.attrs[f"conv_{key}"] for key in CONV} == CONV
+
+    g = conv_block()  # a Conv2D right under the pool
+    add(g, "w", "Placeholder", dtype=F32)
+    add(g, "conv", "Conv2D", ["x", "w"], T=F32, **CONV)
+    g["pool"].inputs = [("conv", 0)]
+    assert fuse_pools(g, frozenset())
+    assert g["pool"].attrs["fused_ops"] == [b"Conv2D"] and g["pool"].attrs["num_args"] == 1
+
+
+def conv_read_twice(g: Graph) -> None:
+    add(g, "fetch", "Identity", ["conv"], T=F32)
+
+
+def filter_is_a_ref(g: Graph) -> None:
+    g.remove("w")
+    add(g, "w", "VariableV2", dtype=F32, shape=[3, 3, 3, 4])
+
+
+@pytest.mark.parametrize(
+    ("make", "edit", "keep"),
+    [
+        (conv_pool_block, conv_read_twice, frozenset()),
+        (conv_pool_block, unchanged, frozenset({"conv"})),
+        (lambda: conv_pool_block(b"NCHW"), unchanged, frozenset()),
+        (conv_pool_block, filter_is_a_ref, frozenset()),
+    ],
+    ids=["read twice", "asked to run", "in another format", "a ref filter"],
+)
+def test_a_conv2d_someone_else_sees_stays_and_the_rest_fuses(
+    make: Any, edit: Any, keep: frozenset[str]
+) -> None:
+    g = make()
+    edit(g)
+    assert fuse_pools(g, keep)
+    assert g["conv"].op == "Conv2D"
+    assert g["pool"].attrs["fused_ops"] == [b"BiasAdd", b"Relu"]
+    assert g["pool"].inputs == [("conv", 0), ("b", 0)]
+
+
+def conv_graph_order(
+    x: np.ndarray,
+    f: np.ndarray,
+    b: np.ndarray | None,
+    pool: dict[str, Any],
+    ops: list[bytes],
+    conv: dict[str, Any] = CONV,
+) -> np.ndarray:
+    """The graph's Conv2D, then its ``ops`` (BiasAdd, Relu) and the MaxPool, one after another."""
+    y = conv_kernels.conv2d(x, f, data_format=pool["data_format"], **conv)
+    if b"BiasAdd" in ops:
+        y = nn_kernels.bias_add(y, b, data_format=pool["data_format"])
+    if b"Relu" in ops:
+        y = nn_kernels.relu(y)
+    return conv_kernels.max_pool(y, **pool)
+
+
+def fused_conv(
+    x: np.ndarray,
+    f: np.ndarray,
+    b: np.ndarray | None,
+    pool: dict[str, Any],
+    ops: list[bytes],
+    conv: dict[str, Any] = CONV,
+) -> np.ndarray:
+    """The fused kernel of Conv2D, ``ops`` and the pool, as a node ``pool`` would call it."""
+    names = {b"Conv2D": b"conv", b"BiasAdd": b"bias", b"Relu": b"relu"}
+    chain = [b"Conv2D", *ops]
+    attrs = {
+        **pool,
+        **{f"conv_{key}": value for key, value in conv.items()},
+        "T": dtypes.as_dtype(x.dtype),
+        "fused_ops": chain,
+        "fused_names": [names[op] for op in chain],
+        "num_args": 1 + (b is not None),
+    }
+    inputs = ("x", "w", "b")[: 2 + (b is not None)]
+    node = KernelNode("pool", "_FusedMaxPool", attrs, (), (), CPU0, inputs)
+    return conv_kernels.fused_max_pool(x, f, *([b] if b is not None else []), node=node)
+
+
+@pytest.fixture
+def pooled_ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Which of the convolution's pooled ways ran: an entry per Winograd block, or per im2col
+    convolution."""
+    ways: list[str] = []
+    by_tiles, by_gemm = winograd.convolve_pooled, conv_kernels._conv_gemm_pooled
+
+    def tiles(*args: Any) -> None:
+        ways.append("winograd")
+        by_tiles(*args)
+
+    def gemm(*args: Any) -> bool:
+        ways.append("im2col")
+        return by_gemm(*args)
+
+    monkeypatch.setattr(winograd, "convolve_pooled", tiles)
+    monkeypatch.setattr(conv_kernels, "_conv_gemm_pooled", gemm)
+    return ways
+
+
+CONV_SHAPES = {  # x, filter: the pooled way each takes
+    "1 channel, 5x5": ((3, 12, 10, 1), (5, 5, 1, 8), "im2col"),
+    "3 channels, 3x3": ((2, 8, 6, 3), (3, 3, 3, 4), "im2col"),
+    "winograd 5x5": ((4, 14, 14, 16), (5, 5, 16, 32), "winograd"),
+    "winograd 3x3, overhang": ((4, 14, 10, 16), (3, 3, 16, 16), "winograd"),
+}
+OPS = [[b"BiasAdd", b"Relu"], [b"Relu"], [b"BiasAdd"], []]
+
+
+@pytest.mark.parametrize("shape", CONV_SHAPES, ids=str)
+@pytest.mark.parametrize("ops", OPS, ids=["bias relu", "relu", "bias", "conv alone"])
+@pytest.mark.parametrize("padding", [b"SAME", b"VALID"], ids=["same", "valid"])
+def test_a_fused_conv2d_pooled_block_by_block_gives_the_graph_orders_bits(
+    shape: str, ops: list[bytes], padding: bytes, pooled_ways: list[str]
+) -> None:
+    x_shape, f_shape, way = CONV_SHAPES[shape]
+    if padding == b"VALID":  # outputs of even sides still
+        x_shape = (x_shape[0], x_shape[1] + 1 - f_shape[0] % 2, *x_shape[2:])
+        x_shape = (*x_shape[:2], x_shape[2] + 1 - f_shape[1] % 2, x_shape[3])
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    f = rng.standard_normal(f_shape).astype(np.float32)
+    b = rng.standard_normal(f_shape[3]).astype(np.float32) if b"BiasAdd" in ops else None
+    conv = {**CONV, "padding": padding}
+    want = conv_graph_order(x, f, b, POOL, ops, conv)
+    got = fused_conv(x, f, b, POOL, ops, conv)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert pooled_ways and set(pooled_ways) == {way}
+
+
+SAME_POOL = {**POOL, "padding": b"SAME"}
+NCHW_CONV = ((2, 3, 8, 8), (3, 3, 3, 4), NCHW)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "f_shape", "pool", "conv", "dtype"),
+    [
+        ((2, 7, 8, 3), (3, 3, 3, 4), SAME_POOL, CONV, np.float32),  # an odd output side
+        ((2, 8, 8, 3), (3, 3, 3, 4), SAME_3X3, CONV, np.float32),  # another window
+        ((2, 8, 8, 3), (3, 3, 3, 4), POOL, {**CONV, "strides": [1, 2, 2, 1]}, np.float32),
+        ((2, 8, 8, 3), (3, 3, 3, 4), POOL, {**CONV, "dilations": [1, 2, 2, 1]}, np.float32),
+        ((2, 8, 8, 3), (3, 3, 3, 4), POOL, CONV, np.float64),
+        ((2, 8, 8, 4), (3, 3, 2, 4), POOL, CONV, np.float32),  # grouped
+        (*NCHW_CONV, CONV, np.float32),
+    ],
+    ids=["odd side", "3x3 pool", "strided", "dilated", "float64", "grouped", "nchw"],
+)
+def test_where_blocks_cannot_pool_the_conv2d_runs_whole_then_the_pool(
+    x_shape: tuple[int, ...],
+    f_shape: tuple[int, ...],
+    pool: dict[str, Any],
+    conv: dict[str, Any],
+    dtype: Any,
+    pooled_ways: list[str],
+) -> None:
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal(x_shape).astype(dtype)
+    f = rng.standard_normal(f_shape).astype(dtype)
+    b = rng.standard_normal(f_shape[3]).astype(dtype)
+    ops = [b"BiasAdd", b"Relu"]
+    want = conv_graph_order(x, f, b, pool, ops, conv)
+    np.testing.assert_array_equal(fused_conv(x, f, b, pool, ops, conv), want)
+    assert pooled_ways == []
+
+
+@pytest.mark.parametrize("shape", ["3 channels, 3x3", "winograd 5x5"])
+@pytest.mark.parametrize("edit", ["all NaN window", "an infinity", "a NaN", "inf bias"])
+def test_where_the_pooled_blocks_could_part_the_graphs_order_is_run(shape: str, edit: str) -> None:
+    x_shape, f_shape, _ = CONV_SHAPES[shape]
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    f = rng.standard_normal(f_shape).astype(np.float32)
+    b = rng.standard_normal(f_shape[3]).astype(np.float32)
+    if edit == "all NaN window":
+        f[..., 1] = np.nan  # every output of channel 1 NaN: the pool answers lowest
+    if edit == "an infinity":
+        x[0, 3, 3, 0] = np.inf  # Winograd would spread it over a tile
+    if edit == "a NaN":
+        x[1, 2, 4, 0] = np.nan
+    if edit == "inf bias":
+        b[0] = np.inf
+    with np.errstate(all="ignore"):  # as kernels run in a session
+        want = conv_graph_order(x, f, b, POOL, [b"BiasAdd", b"Relu"])
+        got = fused_conv(x, f, b, POOL, [b"BiasAdd", b"Relu"])
+    np.testing.assert_array_equal(got, want)
+    if edit == "all NaN window":
+        assert (got[..., 1] == np.finfo(np.float32).min).all()  # TensorFlow's answer there
+
+
+@pytest.mark.parametrize("shape", ["1 channel, 5x5", "winograd 5x5"])
+def test_a_fused_conv2d_shared_over_the_pools_threads_gives_the_same_bits(
+    pool_device: Any, shape: str, pooled_ways: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocks = []  # the threads of the im2col blocks' products
+    into = products.into
+
+    def spy(*args: Any) -> None:
+        blocks.append(threading.get_ident())
+        into(*args)
+
+    monkeypatch.setattr(products, "into", spy)
+    x_shape, f_shape, way = CONV_SHAPES[shape]
+    x_shape = (16, *x_shape[1:])  # blocks enough for both threads
+    rng = np.random.default_rng(24)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    f = rng.standard_normal(f_shape).astype(np.float32)
+    b = rng.standard_normal(f_shape[3]).astype(np.float32)
+    ops = [b"BiasAdd", b"Relu"]
+    want = conv_graph_order(x, f, b, POOL, ops)
+    pooled_ways.clear()
+    got = in_pool(pool_device, lambda: fused_conv(x, f, b, POOL, ops))
+    np.testing.assert_array_equal(got, want)
+    assert set(pooled_ways) == {way}
+    assert len(pooled_ways if way == "winograd" else blocks) > 1  # in parts for both threads
+
+
+def test_a_fused_conv2d_is_costed_as_the_convolution() -> None:
+    attrs = {**POOL, "T": F32, "fused_ops": [b"Conv2D"], "fused_names": [b"conv"], "num_args": 1}
+    attrs.update({f"conv_{key}": value for key, value in CONV.items()})
+    node = KernelNode("pool", "_FusedMaxPool", attrs, (), (), CPU0, ("x", "w"))
+    x, f = np.ones((32, 28, 28, 1), np.float32), np.ones((5, 5, 1, 32), np.float32)
+    kernel = registry.create_kernel(node, "CPU")
+    assert kernel.cost(x, f) == conv_kernels._conv_cost(x, f) > registry.POOL_MIN_COST
+
+
+def test_the_fused_nodes_shape_is_the_pool_of_the_convolution() -> None:
+    ctx = InferenceContext(
+        "_FusedMaxPool",
+        "pool",
+        [TensorShape([2, 9, 8, 3]), TensorShape([3, 3, 3, 4])],
+        [F32, F32],
+        {**SAME_POOL, **{f"conv_{k}": v for k, v in CONV.items()}, "fused_ops": [b"Conv2D"]},
+    )
+    assert common_shapes.fused_max_pool(ctx)[0].as_list() == [2, 5, 4, 4]
+
+
+def conv_session_block() -> tuple[aiotf.Graph, Any]:
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, [None, 8, 8, 3], name="x")
+        f = aiotf.placeholder(aiotf.float32, None, name="w")
+        conv = aiotf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME", name="conv")
+        relu = aiotf.nn.relu(aiotf.nn.bias_add(conv, np.ones(4, np.float32)), name="relu")
+        pool = aiotf.nn.max_pool(relu, [1, 2, 2, 1], [1, 2, 2, 1], "VALID", name="pool")
+    return g, pool
+
+
+async def test_a_bad_filter_fails_as_the_graphs_conv2d_and_the_next_run_works() -> None:
+    g, pool = conv_session_block()
+    x = np.zeros((1, 8, 8, 3), np.float32)
+    failures = []
+    for level in (aiotf.OptimizerOptions.L1, aiotf.OptimizerOptions.L0):
+        config = aiotf.ConfigProto()
+        config.graph_options.optimizer_options.opt_level = level
+        metadata = aiotf.RunMetadata()
+        options = aiotf.RunOptions(output_partition_graphs=True)
+        async with aiotf.Session(graph=g, config=config) as sess:
+            with pytest.raises(errors.InvalidArgumentError) as info:
+                await sess.run(pool, {"x:0": x, "w:0": np.ones((3, 3, 2, 4), np.float32)})
+            failures.append(info.value)
+            good = await sess.run(
+                pool,
+                {"x:0": x, "w:0": np.ones((3, 3, 3, 4), np.float32)},
+                options=options,
+                run_metadata=metadata,
+            )
+            assert good.shape == (1, 4, 4, 4) and (good == 1).all()
+        ops = {n.name: n.op for p in metadata.partition_graphs for n in p.node}
+        assert ("conv" not in ops) == (level == aiotf.OptimizerOptions.L1)
+    fused, plain = failures
+    assert fused.message.startswith("input depth must be evenly divisible by filter depth: 3 vs 2")
+    assert "{{node conv}}" in fused.message
+    assert fused.node_def == plain.node_def
+    assert str(fused) == str(plain)

@@ -42,8 +42,10 @@ register_op(
 )
 
 # The remapper's fusion (``runtime/remapper.py``): MaxPool of Relu and/or BiasAdd, computed pool
-# first. ``fused_ops`` lists the ops before the pool in graph order, ``fused_names`` their nodes
-# (whose errors name them), ``args`` the bias when BiasAdd is one of them.
+# first, and maybe of the Conv2D under them. ``fused_ops`` lists the ops before the pool in graph
+# order, ``fused_names`` their nodes (whose errors name them), ``args`` the Conv2D's filter and
+# the bias, of those fused; a Conv2D's window is in the ``conv_`` attrs (its T and data_format
+# are the pool's).
 register_op(
     "_FusedMaxPool",
     inputs=["input: T", "args: num_args * T"],
@@ -54,6 +56,11 @@ register_op(
         "fused_ops: list(string)",
         "fused_names: list(string)",
         *MAX_POOL_WINDOW_ATTRS,
+        "conv_strides: list(int) = [1, 1, 1, 1]",
+        "conv_padding: {'SAME', 'VALID', 'EXPLICIT'} = 'VALID'",
+        "conv_explicit_paddings: list(int) = []",
+        "conv_dilations: list(int) = [1, 1, 1, 1]",
+        "conv_use_cudnn_on_gpu: bool = true",
     ],
-    shape_fn=common_shapes.pool,
+    shape_fn=common_shapes.fused_max_pool,
 )
