@@ -40,6 +40,7 @@ from aiotf.kernels.registry import (
     input_elements,
     register_kernel,
 )
+from aiotf.kernels.scratch import scratch
 from aiotf.proto import NodeDef
 
 Array = np.ndarray[Any, Any]
@@ -289,14 +290,14 @@ def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) ->
         windows = pairs[n0:n1, h0:h1]
         rows = 4 * (n1 - n0) * (h1 - h0) * ow2
         if c == 1:  # tap-major, as in _conv_gemm
-            cols_t = np.empty((depth, rows), wmat.dtype)
+            cols_t = scratch("im2col columns", (depth, rows), wmat.dtype)
             taps = np.transpose(windows[..., 0], (5, 6, 2, 4, 0, 1, 3))
             cols_t.reshape(taps.shape)[...] = taps
             cols = cols_t.T
         else:
             by_position = np.transpose(windows, (2, 4, 0, 1, 3, 5, 6, 7))
             cols = np.ascontiguousarray(by_position, dtype=wmat.dtype).reshape(rows, depth)
-        outputs = np.empty((rows, out_c), wmat.dtype)
+        outputs = scratch("im2col products", (rows, out_c), wmat.dtype)
         products.into(cols, wmat, outputs)
         pooled = out[n0:n1, h0:h1]
         _fmax_over(list(outputs.reshape(4, n1 - n0, h1 - h0, ow2, out_c)), pooled)

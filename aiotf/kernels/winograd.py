@@ -29,14 +29,13 @@ not traded: see :class:`NotFinite`. ``AIOTF_WINOGRAD=0`` in the environment turn
 from __future__ import annotations
 
 import functools
-import math
 import os
-import threading
 from typing import Any
 
 import numpy as np
 
 from aiotf.kernels import derived
+from aiotf.kernels.scratch import scratch
 
 Array = np.ndarray[Any, Any]
 
@@ -170,47 +169,33 @@ def convolve_pooled(tiles: Array, u: Array, out: Array) -> None:
 
 def _outputs(tiles: Array, u: Array) -> Array:
     """The output tiles of the input ``tiles`` (see :func:`convolve`) by position: a
-    ``(4, 4, B * TH * TW * K)`` array of this thread's scratch (see :func:`_scratch`), good
+    ``(4, 4, B * TH * TW * K)`` array of this thread's scratch memory (see :mod:`aiotf.kernels.scratch`), good
     until its next block; raises :class:`NotFinite`."""
     b, th, tw, c, ah, aw = tiles.shape
     m, k = TILE, u.shape[2]
     at_h, _, bt_h = transforms(m, ah - m + 1)
     at_w, _, bt_w = transforms(m, aw - m + 1)
     p = b * th * tw
-    d = _scratch(0, (ah, aw, b, th, tw, c))
+    d = scratch("winograd tiles", (ah, aw, b, th, tw, c))
     d[...] = np.transpose(tiles, (4, 5, 0, 1, 2, 3))
     # BT d B: over the tile's rows, then its columns
-    rows = np.matmul(bt_h, d.reshape(ah, aw * p * c), out=_scratch(1, (ah, aw * p * c)))
-    v = np.matmul(bt_w, rows.reshape(ah, aw, p * c), out=_scratch(2, (ah, aw, p * c)))
+    rows = np.matmul(
+        bt_h, d.reshape(ah, aw * p * c), out=scratch("winograd rows", (ah, aw * p * c))
+    )
+    v = np.matmul(
+        bt_w, rows.reshape(ah, aw, p * c), out=scratch("winograd transformed", (ah, aw, p * c))
+    )
     # summed over input channels
-    products = np.matmul(v.reshape(ah * aw, p, c), u, out=_scratch(3, (ah * aw, p, k)))
+    products = np.matmul(
+        v.reshape(ah * aw, p, c), u, out=scratch("winograd products", (ah * aw, p, k))
+    )
     # AT (...) A
-    rows = np.matmul(at_h, products.reshape(ah, aw * p * k), out=_scratch(4, (m, aw * p * k)))
-    y: Array = np.matmul(at_w, rows.reshape(m, aw, p * k), out=_scratch(5, (m, m, p * k)))
+    rows = np.matmul(
+        at_h, products.reshape(ah, aw * p * k), out=scratch("winograd rows out", (m, aw * p * k))
+    )
+    y: Array = np.matmul(
+        at_w, rows.reshape(m, aw, p * k), out=scratch("winograd outputs", (m, m, p * k))
+    )
     if not np.isfinite(y).all():  # ~4 us a block of 32 tiles of 64 channels
         raise NotFinite
     return y
-
-
-# Each thread computes its blocks' intermediates in the same memory block after block, where
-# fresh arrays would be other memory each time, fetched into the cache anew: the cnn's second
-# convolution on two threads, alternated, 2979 -> 2775 us a step's worth of blocks (p10 2567 ->
-# 2211). Up to SCRATCH_BYTES a thread (a block's intermediates take 1-2 MiB), larger ones fresh.
-SCRATCH_BYTES = 16 << 20
-_scratches = threading.local()
-
-
-def _scratch(role: int, shape: tuple[int, ...]) -> Array:
-    """A float32 array of ``shape`` in this thread's scratch memory for intermediate ``role``
-    (its contents undefined)."""
-    size = math.prod(shape)
-    kept: dict[int, Array] | None = getattr(_scratches, "kept", None)
-    if kept is None:
-        kept = _scratches.kept = {}
-    memory = kept.get(role)
-    if memory is None or memory.size < size:
-        others = sum(a.nbytes for r, a in kept.items() if r != role)
-        if others + 4 * size > SCRATCH_BYTES:
-            return np.empty(shape, np.float32)
-        memory = kept[role] = np.empty(size, np.float32)
-    return memory[:size].reshape(shape)
