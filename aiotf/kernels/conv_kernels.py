@@ -637,9 +637,10 @@ def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
             raise _as_graph_node_error(e, node, len(node.attrs["fused_ops"])) from e
 
     channels = 1 if window["data_format"] == b"NCHW" else 3
-    if node.attrs["fused_ops"][:1] == [b"Conv2D"]:
-        f, args = args[0], args[1:]
-        bias = args[0] if args else None
+    has_conv = node.attrs["fused_ops"][:1] == [b"Conv2D"]
+    f, args = (args[0], args[1:]) if has_conv else (None, args)
+    bias = args[0] if args else None
+    if f is not None:
         pooled = _conv_pool_first(x, f, bias, node)
         if pooled is not None:
             return pooled
@@ -648,7 +649,6 @@ def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
             x = conv2d(x, f, data_format=window["data_format"], **conv)
         except errors.OpError as e:
             raise _as_graph_node_error(e, node, 0) from e
-    bias = args[0] if args else None
     if np.ndim(x) == 4 and (bias is None or _plain_bias(bias, x.shape[channels])):
         pooled = _pool_first(x, *as_max_pool(_max_pool_windows, x), bias, node)
         if pooled is not None:  # no window answered lowest

@@ -525,11 +525,7 @@ def conv_graph_order(
 ) -> np.ndarray:
     """The graph's Conv2D, then its ``ops`` (BiasAdd, Relu) and the MaxPool, one after another."""
     y = conv_kernels.conv2d(x, f, data_format=pool["data_format"], **conv)
-    if b"BiasAdd" in ops:
-        y = nn_kernels.bias_add(y, b, data_format=pool["data_format"])
-    if b"Relu" in ops:
-        y = nn_kernels.relu(y)
-    return conv_kernels.max_pool(y, **pool)
+    return graph_order(y, b if b"BiasAdd" in ops else None, pool, relu=b"Relu" in ops)
 
 
 def fused_conv(
