@@ -8,21 +8,34 @@ two threads, alternated: 2979 -> 2775 us a step's worth (p10 2567 -> 2211).
 
 A thread keeps up to SCRATCH_BYTES (a block's intermediates take 1-2 MiB); past that, arrays are
 fresh. An array from :func:`scratch` is good until the thread asks for its role again: a role is a
-name, each caller's own (``"winograd tiles"``), and nothing holds its array across a block.
+name, each caller's own (``"im2col columns"``), and nothing holds its array across a block.
+
+:func:`kept` keeps more: an object a kernel makes for a shape of block (its intermediates and the
+views of them each step uses), so that a block runs no Python but its numpy calls.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 Array = np.ndarray[Any, Any]
 
 SCRATCH_BYTES = 16 << 20
+KEPT_BYTES = 16 << 20
 _local = threading.local()
+
+
+class Sized(Protocol):
+    @property
+    def nbytes(self) -> int: ...
+
+
+S = TypeVar("S", bound=Sized)
 
 
 def scratch(role: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Array:
@@ -40,3 +53,25 @@ def scratch(role: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Array
         memory = kept[role] = np.empty(nbytes, np.uint8)
     array: Array = memory[:nbytes].view(dtype).reshape(shape)
     return array
+
+
+def kept(key: Hashable, make: Callable[[], S]) -> S:
+    """The object ``make()`` made for ``key`` on this thread, made on the thread's first call
+    for ``key``; the same object on its later calls, while it is kept. A thread keeps up to
+    KEPT_BYTES of them (their ``nbytes``), dropping the longest unused first; one bigger than
+    that is made anew every call."""
+    objects: dict[Hashable, Any] | None = getattr(_local, "objects", None)
+    if objects is None:
+        objects = _local.objects = {}
+    found = objects.pop(key, None)
+    if found is None:
+        found = make()
+        if found.nbytes > KEPT_BYTES:
+            return found
+        total = sum(o.nbytes for o in objects.values()) + found.nbytes
+        for old in list(objects):
+            if total <= KEPT_BYTES:
+                break
+            total -= objects.pop(old).nbytes
+    objects[key] = found  # the most recently used last
+    return found  # type: ignore[no-any-return]

@@ -29,13 +29,14 @@ not traded: see :class:`NotFinite`. ``AIOTF_WINOGRAD=0`` in the environment turn
 from __future__ import annotations
 
 import functools
+import math
 import os
 from typing import Any
 
 import numpy as np
 
 from aiotf.kernels import derived
-from aiotf.kernels.scratch import scratch
+from aiotf.kernels.scratch import kept
 
 Array = np.ndarray[Any, Any]
 
@@ -146,9 +147,8 @@ def convolve(tiles: Array, u: Array, out: Array) -> None:
     leaves the rest finite), and a huge finite one can overflow where a direct convolution
     would not; the exact answer needs the direct way.
     """
-    b, th, tw = tiles.shape[:3]
-    y = _outputs(tiles, u)
-    out[...] = y.reshape(TILE, TILE, b, th, tw, -1).transpose(2, 3, 0, 4, 1, 5)
+    block = _transformed(tiles, u)
+    np.copyto(out, block.outputs_nhwc)
 
 
 def convolve_pooled(tiles: Array, u: Array, out: Array) -> None:
@@ -159,43 +159,75 @@ def convolve_pooled(tiles: Array, u: Array, out: Array) -> None:
     rows of a whole block, where pooling the NHWC outputs takes one numpy loop per pixel's
     channels; and only a quarter of the outputs is written out. Raises :class:`NotFinite` as
     ``convolve`` does (so no NaN reaches the maxima)."""
-    b, th, tw = tiles.shape[:3]
-    y = _outputs(tiles, u)
-    rows = np.maximum(y[0::2], y[1::2])  # each window's two rows, then its two columns
-    pooled = np.maximum(rows[:, 0::2], rows[:, 1::2])
-    half = TILE // 2
-    out[...] = pooled.reshape(half, half, b, th, tw, -1).transpose(2, 3, 0, 4, 1, 5)
+    block = _transformed(tiles, u)
+    y = block.outputs
+    # each window's two rows, then its two columns
+    np.maximum(y[0::2], y[1::2], out=block.window_rows)
+    np.maximum(block.window_rows[:, 0::2], block.window_rows[:, 1::2], out=block.pooled)
+    np.copyto(out, block.pooled_nhwc)
 
 
-def _outputs(tiles: Array, u: Array) -> Array:
-    """The output tiles of the input ``tiles`` (see :func:`convolve`) by position: a
-    ``(4, 4, B * TH * TW * K)`` array of this thread's scratch memory (see :mod:`aiotf.kernels.scratch`), good
-    until its next block; raises :class:`NotFinite`."""
-    b, th, tw, c, ah, aw = tiles.shape
-    m, k = TILE, u.shape[2]
-    at_h, _, bt_h = transforms(m, ah - m + 1)
-    at_w, _, bt_w = transforms(m, aw - m + 1)
-    p = b * th * tw
-    d = scratch("winograd tiles", (ah, aw, b, th, tw, c))
-    d[...] = np.transpose(tiles, (4, 5, 0, 1, 2, 3))
+class _Block:
+    """The intermediates of a block of tiles of one shape, and the views of them its steps
+    read and write, made once per thread (see :func:`aiotf.kernels.scratch.kept`).
+
+    Two threads run a convolution's blocks side by side, and a numpy call that returns while
+    the other thread runs Python waits for the GIL (on this project's 2-vCPU machine, a sleep
+    and a wake-up): the Python between a block's numpy calls is what the threads cannot
+    overlap, so a block makes no array, view or shape of its own. Three buffers hold the five
+    intermediates, each written over once it is read, which keeps a block's working set in a
+    core's L2 cache beside the transformed filter."""
+
+    __slots__ = (
+        "at_h", "at_w", "bt_h", "bt_w", "nbytes", "outputs", "outputs_by_row", "outputs_nhwc",
+        "pooled", "pooled_nhwc", "products", "products_by_row", "rows", "rows_out",
+        "rows_out_by_column", "rows_by_column", "tiles", "tiles_by_row", "transformed",
+        "transformed_by_position", "window_rows",
+    )  # fmt: skip
+
+    def __init__(self, shape: tuple[int, ...], k: int) -> None:
+        b, th, tw, c, ah, aw = shape
+        m, half, p = TILE, TILE // 2, b * th * tw
+        self.at_h, _, self.bt_h = transforms(m, ah - m + 1)
+        self.at_w, _, self.bt_w = transforms(m, aw - m + 1)
+        tiles_size, rows_out_size, outputs_size = ah * aw * p * c, m * aw * p * k, m * m * p * k
+        first = np.empty(max(tiles_size, outputs_size), np.float32)  # tiles, transformed, outputs
+        second = np.empty(max(tiles_size, rows_out_size), np.float32)  # rows, rows out, pool's
+        self.products = np.empty((ah * aw, p, k), np.float32)
+        self.nbytes = first.nbytes + second.nbytes + self.products.nbytes
+        self.tiles = first[:tiles_size].reshape(ah, aw, b, th, tw, c)
+        self.tiles_by_row = self.tiles.reshape(ah, aw * p * c)
+        self.rows = second[:tiles_size].reshape(ah, aw * p * c)
+        self.rows_by_column = self.rows.reshape(ah, aw, p * c)
+        self.transformed = first[:tiles_size].reshape(ah, aw, p * c)
+        self.transformed_by_position = self.transformed.reshape(ah * aw, p, c)
+        self.products_by_row = self.products.reshape(ah, aw * p * k)
+        self.rows_out = second[:rows_out_size].reshape(m, aw * p * k)
+        self.rows_out_by_column = self.rows_out.reshape(m, aw, p * k)
+        self.outputs = first[:outputs_size].reshape(m, m, p * k)
+        self.outputs_by_row = self.outputs.reshape(m * m * p * k)
+        self.outputs_nhwc = self.outputs.reshape(m, m, b, th, tw, k).transpose(2, 3, 0, 4, 1, 5)
+        self.window_rows = second[: half * m * p * k].reshape(half, m, p * k)
+        self.pooled = self.products.reshape(-1)[: half * half * p * k].reshape(half, half, p * k)
+        self.pooled_nhwc = self.pooled.reshape(half, half, b, th, tw, k).transpose(2, 3, 0, 4, 1, 5)
+
+
+def _transformed(tiles: Array, u: Array) -> _Block:
+    """This thread's :class:`_Block` for ``tiles`` (see :func:`convolve`), its ``outputs`` the
+    output tiles by position, ``(4, 4, B * TH * TW * K)``, good until the thread's next block
+    of that shape; raises :class:`NotFinite`."""
+    block = kept(("winograd", tiles.shape, u.shape[2]), lambda: _Block(tiles.shape, u.shape[2]))
+    np.copyto(block.tiles, tiles.transpose(4, 5, 0, 1, 2, 3))
     # BT d B: over the tile's rows, then its columns
-    rows = np.matmul(
-        bt_h, d.reshape(ah, aw * p * c), out=scratch("winograd rows", (ah, aw * p * c))
-    )
-    v = np.matmul(
-        bt_w, rows.reshape(ah, aw, p * c), out=scratch("winograd transformed", (ah, aw, p * c))
-    )
+    np.matmul(block.bt_h, block.tiles_by_row, out=block.rows)
+    np.matmul(block.bt_w, block.rows_by_column, out=block.transformed)
     # summed over input channels
-    products = np.matmul(
-        v.reshape(ah * aw, p, c), u, out=scratch("winograd products", (ah * aw, p, k))
-    )
+    np.matmul(block.transformed_by_position, u, out=block.products)
     # AT (...) A
-    rows = np.matmul(
-        at_h, products.reshape(ah, aw * p * k), out=scratch("winograd rows out", (m, aw * p * k))
-    )
-    y: Array = np.matmul(
-        at_w, rows.reshape(m, aw, p * k), out=scratch("winograd outputs", (m, m, p * k))
-    )
-    if not np.isfinite(y).all():  # ~4 us a block of 32 tiles of 64 channels
+    np.matmul(block.at_h, block.products_by_row, out=block.rows_out)
+    np.matmul(block.at_w, block.rows_out_by_column, out=block.outputs)
+    # One pass over the outputs: a NaN or infinity makes the sum NaN or infinite (and so may a
+    # sum past float32's largest, which sends a block of huge outputs the exact way too).
+    if not math.isfinite(np.add.reduce(block.outputs_by_row)):
         raise NotFinite
-    return y
+    return block

@@ -220,6 +220,19 @@ def test_a_non_finite_output_is_redone_directly_with_tensorflows_infinities_and_
     np.testing.assert_array_equal(got, want)  # NaN where TensorFlow has NaN, inf where inf
 
 
+def test_finite_outputs_whose_sum_passes_float32s_largest_are_redone_directly(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A block is checked by the sum of its outputs: every output here is finite (~1e36), but
+    # their sum is not, so the block goes the exact way as if one were infinite.
+    x, f = (np.abs(a) for a in operands(9, (2, 12, 12, 16), (3, 3, 16, 16)))
+    x *= np.float32(1e34)
+    got = conv(x, f)
+    assert convolved and np.isfinite(got).all()
+    monkeypatch.setenv("AIOTF_WINOGRAD", "0")
+    np.testing.assert_array_equal(got, conv(x, f))
+
+
 async def test_a_constant_filter_is_transformed_once_and_a_fed_one_every_run(
     convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
