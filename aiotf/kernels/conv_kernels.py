@@ -331,22 +331,17 @@ def _winograd_conv(
     instead, each block's pooled as its tiles come out (``winograd.convolve_pooled``), and
     ``pooled`` is called on all the pooled outputs (the tiles' overhang too) before they are
     cropped."""
-    n, h, w, c = xn.shape
+    n, _, _, c = xn.shape
     kh, kw, _, out_c = f.shape
     (oh, ow), m = out_hw, winograd.TILE
     th, tw = winograd.tiles(out_hw)
-    ah, aw = m + kh - 1, m + kw - 1
-    # Padded as TensorFlow pads, and on to whole tiles (the outputs past oh, ow are dropped).
-    (top, _), (left, _) = pads
-    bottom, right = th * m + kh - 1 - top - h, tw * m + kw - 1 - left - w
-    xp = _padded(xn.astype(np.float32, copy=False), ((top, bottom), (left, right)))
-    s0, s1, s2, s3 = xp.strides
-    in_tiles = _view(xp, (n, th, tw, c, ah, aw), (s0, m * s1, m * s2, s3, s1, s2))
+    (top, _), (left, _) = pads  # padded as TensorFlow pads, and on to whole tiles
+    tiling = winograd.Tiling(top, left, th, tw, kh, kw)
     side = m if pooled is None else m // 2  # outputs a tile side
     out = np.empty((n, th * side, tw * side, out_c), np.float32)
     out_tiles = out.reshape(n, th, side, tw, side, out_c)
     u = winograd.transformed_filter(f)
-    tile_bytes = ah * aw * (3 * c + 2 * out_c) * 4
+    tile_bytes = (m + kh - 1) * (m + kw - 1) * (3 * c + 2 * out_c) * 4
     budget = max(TILES_BLOCK_BYTES, BLOCK_TILES * tile_bytes)
     blocks = _row_blocks(n, th, tw * tile_bytes, budget)
     # Fewer blocks than threads (one image of few tiles, wide channels): the output channels
@@ -354,15 +349,13 @@ def _winograd_conv(
     # the block's input tiles again, a small cost beside the products).
     k_parts = max(1, min(-(-intra_op.workers() // len(blocks)), out_c // winograd.MIN_CHANNELS))
     k_bounds = [out_c * i // k_parts for i in range(k_parts + 1)]
+    convolve = winograd.convolve if pooled is None else winograd.convolve_pooled
 
     def block(b: int) -> None:
         (n0, n1, t0, t1), k = blocks[b // k_parts], b % k_parts
         k0, k1 = k_bounds[k], k_bounds[k + 1]
-        tiles, filter_part = in_tiles[n0:n1, t0:t1], u[:, :, k0:k1]
-        if pooled is None:
-            winograd.convolve(tiles, filter_part, out_tiles[n0:n1, t0:t1, ..., k0:k1])
-        else:
-            winograd.convolve_pooled(tiles, filter_part, out_tiles[n0:n1, t0:t1, ..., k0:k1])
+        out_part = out_tiles[n0:n1, t0:t1, ..., k0:k1]
+        convolve(xn, tiling, blocks[b // k_parts], u[:, :, k0:k1], out_part)
 
     try:
         with np.errstate(invalid="ignore", over="ignore"):

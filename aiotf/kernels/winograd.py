@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -134,12 +134,34 @@ class NotFinite(ArithmeticError):
     """A block's outputs came out infinite or NaN: the caller convolves directly instead."""
 
 
-def convolve(tiles: Array, u: Array, out: Array) -> None:
-    """Write the output tiles of a block of input tiles.
+Block = tuple[int, int, int, int]  # images n0:n1, their tile rows t0:t1
 
-    ``tiles``: the input tiles, a ``(B, TH, TW, C, a_h, a_w)`` view (``B`` images, ``TH`` x
-    ``TW`` tiles each); ``u``: :func:`filter_transform` of the filter; ``out``: where the
-    output goes, a ``(B, TH, 4, TW, 4, K)`` view of NHWC outputs.
+
+class Tiling(NamedTuple):
+    """Where a convolution's output tiles lie on its NHWC input: ``th`` x ``tw`` tiles an image
+    over the input padded with zeros by ``top`` rows and ``left`` columns (and on past its
+    bottom and right edges to whole tiles), under a ``kh`` x ``kw`` filter."""
+
+    top: int
+    left: int
+    th: int
+    tw: int
+    kh: int
+    kw: int
+
+    def tiles_shape(self, x: Array, block: Block) -> tuple[int, int, int, int, int, int]:
+        """The shape of the input tiles of ``block`` of ``x``: ``(B, TH, TW, C, a_h, a_w)``."""
+        n0, n1, t0, t1 = block
+        return n1 - n0, t1 - t0, self.tw, x.shape[3], TILE + self.kh - 1, TILE + self.kw - 1
+
+
+def convolve(x: Array, tiling: Tiling, block: Block, u: Array, out: Array) -> None:
+    """Write the output tiles of a block of tiles.
+
+    ``x``: the convolution's NHWC input (any float dtype; computed in float32), of which
+    ``block`` is images ``n0:n1``, tile rows ``t0:t1`` (see :class:`Tiling`); ``u``:
+    :func:`filter_transform` of the filter; ``out``: where the output goes, a
+    ``(n1 - n0, t1 - t0, 4, TW, 4, K)`` view of NHWC outputs.
 
     Raises :class:`NotFinite` when an output is infinite or NaN. The transforms mix every input
     of a tile into every output of it, so one infinite input makes NaN of all the tile's
@@ -147,54 +169,63 @@ def convolve(tiles: Array, u: Array, out: Array) -> None:
     leaves the rest finite), and a huge finite one can overflow where a direct convolution
     would not; the exact answer needs the direct way.
     """
-    block = _transformed(tiles, u)
-    np.copyto(out, block.outputs_nhwc)
+    work = _transformed(x, tiling, block, u)
+    np.copyto(out, work.outputs_nhwc)
 
 
-def convolve_pooled(tiles: Array, u: Array, out: Array) -> None:
+def convolve_pooled(x: Array, tiling: Tiling, block: Block, u: Array, out: Array) -> None:
     """:func:`convolve`, then the maximum of every 2x2 window of its outputs (a 2x2 max pool of
     stride 2, each tile's 4x4 outputs pooling into 2x2 of its own): ``out`` is a
-    ``(B, TH, 2, TW, 2, K)`` view of NHWC pooled outputs. The outputs come out of the
+    ``(n1 - n0, t1 - t0, 2, TW, 2, K)`` view of NHWC pooled outputs. The outputs come out of the
     transforms position by position, so each of the pool's three maxima runs over contiguous
     rows of a whole block, where pooling the NHWC outputs takes one numpy loop per pixel's
     channels; and only a quarter of the outputs is written out. Raises :class:`NotFinite` as
     ``convolve`` does (so no NaN reaches the maxima)."""
-    block = _transformed(tiles, u)
-    y = block.outputs
+    work = _transformed(x, tiling, block, u)
+    y = work.outputs
     # each window's two rows, then its two columns
-    np.maximum(y[0::2], y[1::2], out=block.window_rows)
-    np.maximum(block.window_rows[:, 0::2], block.window_rows[:, 1::2], out=block.pooled)
-    np.copyto(out, block.pooled_nhwc)
+    np.maximum(y[0::2], y[1::2], out=work.window_rows)
+    np.maximum(work.window_rows[:, 0::2], work.window_rows[:, 1::2], out=work.pooled)
+    np.copyto(out, work.pooled_nhwc)
 
 
-class _Block:
-    """The intermediates of a block of tiles of one shape, and the views of them its steps
-    read and write, made once per thread (see :func:`aiotf.kernels.scratch.kept`).
+class _Work:
+    """A thread's memory for blocks of one shape: the block's input padded, its intermediates,
+    and the views of them its steps read and write, made once (see
+    :func:`aiotf.kernels.scratch.kept`).
 
     Two threads run a convolution's blocks side by side, and a numpy call that returns while
-    the other thread runs Python waits for the GIL (on this project's 2-vCPU machine, a sleep
-    and a wake-up): the Python between a block's numpy calls is what the threads cannot
-    overlap, so a block makes no array, view or shape of its own. Three buffers hold the five
-    intermediates, each written over once it is read, which keeps a block's working set in a
-    core's L2 cache beside the transformed filter."""
+    the other thread runs Python waits for the GIL (on the 2-vCPU machine of
+    ``docs/performance.md``, a sleep and a wake-up): the Python between a block's numpy calls is
+    what the threads cannot overlap, so a block makes no array, view or shape of its own. Each
+    block pads its own images (zeros around them stay from the last block, which had the same
+    rows of padding), where a padded copy of the whole input took a thread ~0.2-0.5 ms before
+    the blocks began; and three buffers hold the five intermediates, each written over once it
+    is read, which keeps a block's working set in a core's L2 cache beside the filter's."""
 
     __slots__ = (
-        "at_h", "at_w", "bt_h", "bt_w", "nbytes", "outputs", "outputs_by_row", "outputs_nhwc",
-        "pooled", "pooled_nhwc", "products", "products_by_row", "rows", "rows_out",
-        "rows_out_by_column", "rows_by_column", "tiles", "tiles_by_row", "transformed",
-        "transformed_by_position", "window_rows",
+        "at_h", "at_w", "bt_h", "bt_w", "in_rows", "interior", "nbytes", "outputs",
+        "outputs_by_row", "outputs_nhwc", "padded", "pooled", "pooled_nhwc", "products",
+        "products_by_row", "rows", "rows_by_column", "rows_out", "rows_out_by_column", "tiles",
+        "tiles_by_row", "tiles_in", "transformed", "transformed_by_position", "window_rows",
     )  # fmt: skip
 
-    def __init__(self, shape: tuple[int, ...], k: int) -> None:
-        b, th, tw, c, ah, aw = shape
+    def __init__(self, x: Array, tiling: Tiling, block: Block, k: int) -> None:
+        b, th, tw, c, ah, aw = tiling.tiles_shape(x, block)
         m, half, p = TILE, TILE // 2, b * th * tw
         self.at_h, _, self.bt_h = transforms(m, ah - m + 1)
         self.at_w, _, self.bt_w = transforms(m, aw - m + 1)
+        self.padded = np.zeros((b, th * m + ah - m, tw * m + aw - m, c), np.float32)
+        self.interior = self.padded[:, :, tiling.left : tiling.left + x.shape[2]]
+        self.in_rows = (0, 0)  # the rows of ``padded`` holding input; the others are zeros
+        s0, s1, s2, s3 = self.padded.strides
+        shape, strides = (b, th, tw, c, ah, aw), (s0, m * s1, m * s2, s3, s1, s2)
+        self.tiles_in = np.ndarray(shape, np.float32, self.padded, strides=strides)
         tiles_size, rows_out_size, outputs_size = ah * aw * p * c, m * aw * p * k, m * m * p * k
         first = np.empty(max(tiles_size, outputs_size), np.float32)  # tiles, transformed, outputs
         second = np.empty(max(tiles_size, rows_out_size), np.float32)  # rows, rows out, pool's
         self.products = np.empty((ah * aw, p, k), np.float32)
-        self.nbytes = first.nbytes + second.nbytes + self.products.nbytes
+        self.nbytes = self.padded.nbytes + first.nbytes + second.nbytes + self.products.nbytes
         self.tiles = first[:tiles_size].reshape(ah, aw, b, th, tw, c)
         self.tiles_by_row = self.tiles.reshape(ah, aw * p * c)
         self.rows = second[:tiles_size].reshape(ah, aw * p * c)
@@ -211,23 +242,38 @@ class _Block:
         self.pooled = self.products.reshape(-1)[: half * half * p * k].reshape(half, half, p * k)
         self.pooled_nhwc = self.pooled.reshape(half, half, b, th, tw, k).transpose(2, 3, 0, 4, 1, 5)
 
+    def pad(self, x: Array, tiling: Tiling, block: Block) -> None:
+        """Copy the block's input into ``padded``, zeros where its tiles lie past ``x``."""
+        n0, n1, t0, _ = block
+        first = t0 * TILE - tiling.top  # the row of x at the top of ``padded``
+        rows = self.padded.shape[1]
+        lo = min(max(0, -first), rows)
+        hi = max(lo, min(rows, x.shape[1] - first))
+        if (lo, hi) != self.in_rows:
+            self.padded[:, :lo] = 0
+            self.padded[:, hi:] = 0
+            self.in_rows = (lo, hi)
+        np.copyto(self.interior[:, lo:hi], x[n0:n1, first + lo : first + hi], "same_kind")
 
-def _transformed(tiles: Array, u: Array) -> _Block:
-    """This thread's :class:`_Block` for ``tiles`` (see :func:`convolve`), its ``outputs`` the
-    output tiles by position, ``(4, 4, B * TH * TW * K)``, good until the thread's next block
-    of that shape; raises :class:`NotFinite`."""
-    block = kept(("winograd", tiles.shape, u.shape[2]), lambda: _Block(tiles.shape, u.shape[2]))
-    np.copyto(block.tiles, tiles.transpose(4, 5, 0, 1, 2, 3))
+
+def _transformed(x: Array, tiling: Tiling, block: Block, u: Array) -> _Work:
+    """This thread's :class:`_Work` for ``block`` of ``x`` (see :func:`convolve`), its
+    ``outputs`` the output tiles by position, ``(4, 4, B * TH * TW * K)``, good until the
+    thread's next block of that shape; raises :class:`NotFinite`."""
+    key = ("winograd", x.shape[1:], tiling, block[1] - block[0], block[3] - block[2], u.shape[2])
+    work = kept(key, lambda: _Work(x, tiling, block, u.shape[2]))
+    work.pad(x, tiling, block)
+    np.copyto(work.tiles, work.tiles_in.transpose(4, 5, 0, 1, 2, 3))
     # BT d B: over the tile's rows, then its columns
-    np.matmul(block.bt_h, block.tiles_by_row, out=block.rows)
-    np.matmul(block.bt_w, block.rows_by_column, out=block.transformed)
+    np.matmul(work.bt_h, work.tiles_by_row, out=work.rows)
+    np.matmul(work.bt_w, work.rows_by_column, out=work.transformed)
     # summed over input channels
-    np.matmul(block.transformed_by_position, u, out=block.products)
+    np.matmul(work.transformed_by_position, u, out=work.products)
     # AT (...) A
-    np.matmul(block.at_h, block.products_by_row, out=block.rows_out)
-    np.matmul(block.at_w, block.rows_out_by_column, out=block.outputs)
-    # One pass over the outputs: a NaN or infinity makes the sum NaN or infinite (and so may a
-    # sum past float32's largest, which sends a block of huge outputs the exact way too).
-    if not math.isfinite(np.add.reduce(block.outputs_by_row)):
+    np.matmul(work.at_h, work.products_by_row, out=work.rows_out)
+    np.matmul(work.at_w, work.rows_out_by_column, out=work.outputs)
+    # One BLAS call over the outputs: a NaN or infinity makes their sum of squares NaN or
+    # infinite (and so may outputs of 1e17 and more, which then go the exact way too).
+    if not math.isfinite(np.dot(work.outputs_by_row, work.outputs_by_row)):
         raise NotFinite
-    return block
+    return work

@@ -24,9 +24,9 @@ def convolved(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     calls: list[tuple[int, ...]] = []
     real = winograd.convolve
 
-    def spy(tiles: Any, u: Any, out: Any) -> None:
-        calls.append(tiles.shape)
-        real(tiles, u, out)
+    def spy(x: Any, tiling: winograd.Tiling, block: Any, u: Any, out: Any) -> None:
+        calls.append(tiling.tiles_shape(x, block))
+        real(x, tiling, block, u, out)
 
     monkeypatch.setattr(winograd, "convolve", spy)
     monkeypatch.delenv("AIOTF_WINOGRAD", raising=False)
@@ -220,13 +220,13 @@ def test_a_non_finite_output_is_redone_directly_with_tensorflows_infinities_and_
     np.testing.assert_array_equal(got, want)  # NaN where TensorFlow has NaN, inf where inf
 
 
-def test_finite_outputs_whose_sum_passes_float32s_largest_are_redone_directly(
+def test_finite_outputs_whose_squares_pass_float32s_largest_are_redone_directly(
     convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A block is checked by the sum of its outputs: every output here is finite (~1e36), but
-    # their sum is not, so the block goes the exact way as if one were infinite.
+    # A block is checked by the sum of its outputs' squares: every output here is finite
+    # (~1e20), their squares are not, so the block goes the exact way as if one were infinite.
     x, f = (np.abs(a) for a in operands(9, (2, 12, 12, 16), (3, 3, 16, 16)))
-    x *= np.float32(1e34)
+    x *= np.float32(1e18)
     got = conv(x, f)
     assert convolved and np.isfinite(got).all()
     monkeypatch.setenv("AIOTF_WINOGRAD", "0")
@@ -324,9 +324,9 @@ def test_fewer_blocks_than_threads_split_the_output_channels(
     shares: list[tuple[int, int]] = []
     real = winograd.convolve
 
-    def spy(tiles: Any, u: Any, out: Any) -> None:
+    def spy(x: Any, tiling: winograd.Tiling, block: Any, u: Any, out: Any) -> None:
         shares.append((u.shape[2], out.shape[-1]))
-        real(tiles, u, out)
+        real(x, tiling, block, u, out)
 
     monkeypatch.setattr(winograd, "convolve", spy)
     monkeypatch.setattr(intra_op, "workers", lambda: 3)  # as in a pool with two idle threads
