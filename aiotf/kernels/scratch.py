@@ -30,12 +30,14 @@ KEPT_BYTES = 16 << 20
 _local = threading.local()
 
 
-class Sized(Protocol):
+class Measured(Protocol):
+    """An object that says how much memory it holds."""
+
     @property
     def nbytes(self) -> int: ...
 
 
-S = TypeVar("S", bound=Sized)
+S = TypeVar("S", bound=Measured)
 
 
 def scratch(role: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Array:

@@ -183,10 +183,9 @@ def convolve_pooled(x: Array, tiling: Tiling, block: Block, u: Array, out: Array
     ``convolve`` does (so no NaN reaches the maxima)."""
     work = _transformed(x, tiling, block, u)
     y = work.outputs
-    # each window's two rows, then its two columns
+    # each window's two rows, then its two columns, straight into ``out``
     np.maximum(y[0::2], y[1::2], out=work.window_rows)
-    np.maximum(work.window_rows[:, 0::2], work.window_rows[:, 1::2], out=work.pooled)
-    np.copyto(out, work.pooled_nhwc)
+    np.maximum(work.even_columns, work.odd_columns, out=out.transpose(2, 4, 0, 1, 3, 5))
 
 
 class _Work:
@@ -204,8 +203,8 @@ class _Work:
     is read, which keeps a block's working set in a core's L2 cache beside the filter's."""
 
     __slots__ = (
-        "at_h", "at_w", "bt_h", "bt_w", "in_rows", "interior", "nbytes", "outputs",
-        "outputs_by_row", "outputs_nhwc", "padded", "pooled", "pooled_nhwc", "products",
+        "at_h", "at_w", "bt_h", "bt_w", "even_columns", "in_rows", "interior", "nbytes",
+        "odd_columns", "outputs", "outputs_by_row", "outputs_nhwc", "padded", "products",
         "products_by_row", "rows", "rows_by_column", "rows_out", "rows_out_by_column", "tiles",
         "tiles_by_row", "tiles_in", "transformed", "transformed_by_position", "window_rows",
     )  # fmt: skip
@@ -223,7 +222,7 @@ class _Work:
         self.tiles_in = np.ndarray(shape, np.float32, self.padded, strides=strides)
         tiles_size, rows_out_size, outputs_size = ah * aw * p * c, m * aw * p * k, m * m * p * k
         first = np.empty(max(tiles_size, outputs_size), np.float32)  # tiles, transformed, outputs
-        second = np.empty(max(tiles_size, rows_out_size), np.float32)  # rows, rows out, pool's
+        second = np.empty(max(tiles_size, rows_out_size), np.float32)  # rows, rows out, pool
         self.products = np.empty((ah * aw, p, k), np.float32)
         self.nbytes = self.padded.nbytes + first.nbytes + second.nbytes + self.products.nbytes
         self.tiles = first[:tiles_size].reshape(ah, aw, b, th, tw, c)
@@ -239,8 +238,8 @@ class _Work:
         self.outputs_by_row = self.outputs.reshape(m * m * p * k)
         self.outputs_nhwc = self.outputs.reshape(m, m, b, th, tw, k).transpose(2, 3, 0, 4, 1, 5)
         self.window_rows = second[: half * m * p * k].reshape(half, m, p * k)
-        self.pooled = self.products.reshape(-1)[: half * half * p * k].reshape(half, half, p * k)
-        self.pooled_nhwc = self.pooled.reshape(half, half, b, th, tw, k).transpose(2, 3, 0, 4, 1, 5)
+        by_tile = self.window_rows.reshape(half, m, b, th, tw, k)
+        self.even_columns, self.odd_columns = by_tile[:, 0::2], by_tile[:, 1::2]
 
     def pad(self, x: Array, tiling: Tiling, block: Block) -> None:
         """Copy the block's input into ``padded``, zeros where its tiles lie past ``x``."""
