@@ -177,10 +177,11 @@ def convolve_pooled(x: Array, tiling: Tiling, block: Block, u: Array, out: Array
     """:func:`convolve`, then the maximum of every 2x2 window of its outputs (a 2x2 max pool of
     stride 2, each tile's 4x4 outputs pooling into 2x2 of its own): ``out`` is a
     ``(n1 - n0, t1 - t0, 2, TW, 2, K)`` view of NHWC pooled outputs. The outputs come out of the
-    transforms position by position, so each of the pool's three maxima runs over contiguous
-    rows of a whole block, where pooling the NHWC outputs takes one numpy loop per pixel's
-    channels; and only a quarter of the outputs is written out. Raises :class:`NotFinite` as
-    ``convolve`` does (so no NaN reaches the maxima)."""
+    transforms position by position, so the pool is two maxima over a whole block (each
+    window's rows, then its columns, the second written straight into ``out``), where pooling
+    the NHWC outputs takes one numpy loop per pixel's channels; and only a quarter of the
+    outputs is written out. Raises :class:`NotFinite` as ``convolve`` does (so no NaN reaches
+    the maxima)."""
     work = _transformed(x, tiling, block, u)
     y = work.outputs
     # each window's two rows, then its two columns, straight into ``out``
