@@ -131,6 +131,24 @@ def test_blocks_of_tile_rows_cover_every_tile(
     np.testing.assert_array_equal(in_rows, whole)
 
 
+def test_a_threads_kept_block_memory_leaves_nothing_of_one_input_in_the_next(
+    convolved: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One tile row a block: blocks of one shape at the top edge, inside and at the bottom edge
+    # share one thread's memory, its padding rows changing block to block and call to call.
+    monkeypatch.setattr(conv_kernels, "TILES_BLOCK_BYTES", 1)
+    monkeypatch.setattr(conv_kernels, "BLOCK_TILES", 1)
+    loud, f = operands(12, (2, 11, 9, 16), (5, 5, 16, 16))
+    conv(loud * np.float32(1e6), f)
+    quiet = np.zeros_like(loud)
+    quiet[1, 5, 4, 3] = 1.0  # one pixel: the output is the filter around it, zeros elsewhere
+    got = conv(quiet, f)
+    assert len(convolved) == 2 * 2 * 3  # two images of three tile rows, twice
+    want = naive_conv(quiet.astype(np.float64), f.astype(np.float64), (1, 1), (1, 1), "SAME")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert not got[0].any()
+
+
 @pytest.mark.parametrize(
     ("why", "xs", "fs", "dtype", "attrs"),
     [
