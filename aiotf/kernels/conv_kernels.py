@@ -352,10 +352,9 @@ def _winograd_conv(
     convolve = winograd.convolve if pooled is None else winograd.convolve_pooled
 
     def block(b: int) -> None:
-        (n0, n1, t0, t1), k = blocks[b // k_parts], b % k_parts
-        k0, k1 = k_bounds[k], k_bounds[k + 1]
-        out_part = out_tiles[n0:n1, t0:t1, ..., k0:k1]
-        convolve(xn, tiling, blocks[b // k_parts], u[:, :, k0:k1], out_part)
+        tiles, k = blocks[b // k_parts], b % k_parts
+        (n0, n1, t0, t1), k0, k1 = tiles, k_bounds[k], k_bounds[k + 1]
+        convolve(xn, tiling, tiles, u[:, :, k0:k1], out_tiles[n0:n1, t0:t1, ..., k0:k1])
 
     try:
         with np.errstate(invalid="ignore", over="ignore"):

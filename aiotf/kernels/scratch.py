@@ -44,15 +44,15 @@ def scratch(role: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Array
     """An array of ``shape`` and ``dtype`` in this thread's scratch memory for intermediate
     ``role`` (its contents undefined)."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-    kept: dict[str, Array] | None = getattr(_local, "kept", None)
-    if kept is None:
-        kept = _local.kept = {}
-    memory = kept.get(role)
+    roles: dict[str, Array] | None = getattr(_local, "roles", None)
+    if roles is None:
+        roles = _local.roles = {}
+    memory = roles.get(role)
     if memory is None or memory.size < nbytes:
-        others = sum(a.nbytes for r, a in kept.items() if r != role)
+        others = sum(a.nbytes for r, a in roles.items() if r != role)
         if others + nbytes > SCRATCH_BYTES:
             return np.empty(shape, dtype)
-        memory = kept[role] = np.empty(nbytes, np.uint8)
+        memory = roles[role] = np.empty(nbytes, np.uint8)
     array: Array = memory[:nbytes].view(dtype).reshape(shape)
     return array
 
