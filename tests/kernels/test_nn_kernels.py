@@ -351,6 +351,22 @@ async def test_float32_softmax_of_nan_and_inf_like_tensorflow(run, same, row, wa
     same(await run("Softmax", [np.array([row], F32)]), np.array([want], F32))
 
 
+async def test_float32_softmax_of_a_nan_or_inf_row_among_finite_rows(run, same) -> None:
+    """Only the row holding a NaN or +inf answers as oneDNN does; the finite rows keep the
+    bits of the plain formula, wherever in the batch the spoilt row is."""
+    rng = np.random.default_rng(11)
+    for row in (0, 4, 7):
+        x = (rng.standard_normal((8, 3)) * 10).astype(F32)
+        x[row] = [2, NAN, 1] if row % 2 == 0 else [3, INF, -INF]
+        got = await run("Softmax", [x])
+        same(got[row], np.array([0, NAN, 0], F32))
+        finite = np.delete(x, row, axis=0)
+        e = np.exp(finite - finite.max(axis=-1, keepdims=True))
+        np.testing.assert_array_equal(
+            np.delete(got, row, axis=0), e / e.sum(axis=-1, keepdims=True)
+        )
+
+
 async def test_float64_and_half_softmax_of_inf_is_a_row_of_nan(run, same) -> None:
     for dtype in (np.float64, np.float16):  # recorded from TF 2.21: Eigen's kernel
         x = np.array([[INF, 1], [NAN, 1], [1, 2]], dtype)
