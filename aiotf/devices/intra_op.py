@@ -15,15 +15,17 @@ in the caller.
 Helpers start late: a pool thread asleep takes 30-80 us to wake on a VM, a good part of a
 0.3 ms product. A kernel that splits its work one part per thread (MatMul, AddN) gives the
 calling thread, which starts at once, the longer first part (:func:`lead_bounds`), sized by how
-late this pool's helpers have been starting (``PoolLoad.helper_delay``) and how long the work
-will take (a :class:`Rate` the kernel keeps), so that the helpers are done just before it and it
-never sleeps waiting for them. The caller claims part 0 before it queues any helper, so a helper
-that happens to be awake cannot take the caller's part.
+late this pool's helpers have been starting (``PoolLoad.helper_delay``), how long the work
+will take (a :class:`Rate` the kernel keeps) and how fast each thread has lately been running
+its parts (its :class:`Pace`: on a shared host one vCPU can run a third slower than the other
+for seconds), so that the helpers are done just before it and it never sleeps waiting for them.
+The caller claims part 0 before it queues any helper, so a helper that happens to be awake
+cannot take the caller's part.
 
-State: ``_local.submit``/``_local.load`` are set once per pool thread (:func:`bind_worker`, the
-pool's thread initializer). A :class:`PoolLoad` counts the jobs submitted to one pool and not
-yet finished (``active``, queued or running), and averages its helpers' start delays; the
-device keeps it. A :class:`_Parts` is one call's shared state: ``next`` (the first unclaimed
+State: ``_local.submit``/``_local.load``/``_local.pace`` are set once per pool thread
+(:func:`bind_worker`, the pool's thread initializer). A :class:`PoolLoad` counts the jobs
+submitted to one pool and not yet finished (``active``, queued or running), averages its
+helpers' start delays and lists its threads' paces; the device keeps it. A :class:`_Parts` is one call's shared state: ``next`` (the first unclaimed
 part), ``finished`` (parts done), ``error`` (the first failure; no part is claimed after it),
 ``waiter`` (a lock the caller sleeps on while helpers finish parts it could not claim).
 Invariant: a part is claimed exactly once, under the lock, and the caller returns only when
@@ -56,17 +58,40 @@ OUTLIER_RATIO = 4.0
 LEAD_DELAYS = 2.0
 
 
-class PoolLoad:
-    """The jobs submitted to one pool of ``threads`` threads and not finished yet, and how late
-    its helper jobs start (``helper_delay``: seconds from queueing to starting, averaged)."""
+class Pace:
+    """How slowly one pool thread has been running its parts lately: the running average of
+    each part's seconds per unit over its kernel's average (:class:`Rate`), 1.0 when on par.
 
-    __slots__ = ("_lock", "active", "helper_delay", "threads")
+    The two vCPUs of the benchmark machine are not equal, nor steady: a 512^3 product takes
+    1.9-2.0 ms on one and 2.6-3.1 on the other, which one is slow changing from second to
+    second (the host's other tenants), so a split sized for equal threads ended unequal more
+    often than not. Only its own thread writes ``slowness``."""
+
+    __slots__ = ("slowness",)
+
+    def __init__(self) -> None:
+        self.slowness = 1.0
+
+
+class PoolLoad:
+    """The jobs submitted to one pool of ``threads`` threads and not finished yet, how late its
+    helper jobs start (``helper_delay``: seconds from queueing to starting, averaged) and each
+    of its threads' :class:`Pace`."""
+
+    __slots__ = ("_lock", "active", "helper_delay", "paces", "threads")
 
     def __init__(self, threads: int) -> None:
         self.threads = threads
         self.active = 0
         self.helper_delay = 0.0
+        self.paces: list[Pace] = []
         self._lock = threading.Lock()
+
+    def helpers_slowness(self, caller: Pace) -> float:
+        """The average slowness of the pool's threads but ``caller``, those a split's helpers
+        run on (1.0 when there are none yet)."""
+        others = [pace.slowness for pace in self.paces if pace is not caller]
+        return sum(others) / len(others) if others else 1.0
 
     def note_helper_delay(self, seconds: float) -> None:
         # Unlocked: two helpers noting at once may lose one sample of an average.
@@ -90,6 +115,9 @@ def bind_worker(submit: Submit, load: PoolLoad) -> None:
     ``load`` counts."""
     _local.submit = submit
     _local.load = load
+    _local.pace = Pace()
+    with load._lock:
+        load.paces.append(_local.pace)
 
 
 def _idle_helpers() -> int:
@@ -133,17 +161,20 @@ def parallel_for(num_parts: int, part: Callable[[int], None], every_thread: bool
 
 def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:
     """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`parallel_for` (fewer when
-    ``extent`` is smaller: none is empty), the first (the calling thread's) longer than the
-    others so that all end at about the same time; every inner bound the nearest multiple of
-    ``align`` unless that would leave a part empty.
+    ``extent`` is smaller: none is empty), the first (the calling thread's) sized so that all
+    end at about the same time; every inner bound the nearest multiple of ``align`` unless that
+    would leave a part empty.
 
     ``seconds`` is how long the whole work would take one thread while the others work too. A
     helper starts ``delay`` late (this pool's average); a caller that finishes first sleeps
     until the helpers are done and takes about as long again to wake. So the helpers are planned
-    to finish ``delay`` before the caller: with ``k`` parts and ``lead = LEAD_DELAYS * delay``
-    the caller ends at ``E = (seconds + (k - 1) * lead) / k`` and each helper works ``E -
-    lead``; the caller's share is capped at ``2 / (k + 1)`` (two thirds of the work for two
-    threads). Without a measured delay (outside a pool, or none seen yet) the ranges are equal.
+    to finish ``delay`` before the caller, and each thread's share is scaled by its
+    :class:`Pace`: with ``k`` parts, ``lead = LEAD_DELAYS * delay``, the caller's slowness
+    ``c`` and the helpers' ``h``, the caller's share ``w`` of the work ends when each helper's
+    ``(1 - w) / (k - 1)`` does, ``lead`` later: ``w = (lead + s h / (k - 1)) / (s c + s h /
+    (k - 1))`` for ``s`` seconds; it is kept within ``1 / (k + 1)`` and ``2 / (k + 1)`` (a
+    third and two thirds for two threads). Without a measured delay (outside a pool, or none
+    seen yet) the ranges are equal.
     """
     parts = min(parts, extent)  # no part left empty (a kernel's part may not expect one)
     if parts <= 1:
@@ -151,10 +182,13 @@ def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list
     load: PoolLoad | None = getattr(_local, "load", None)
     delay = 0.0 if load is None else load.helper_delay
     share = 1.0 / parts
-    if seconds > 0.0 and delay > 0.0:
-        caller_end = (seconds + (parts - 1) * LEAD_DELAYS * delay) / parts
-        share = min(caller_end / seconds, 2.0 / (parts + 1))
-    first = min(extent - (parts - 1), max(extent // parts, round(extent * share)))
+    if load is not None and seconds > 0.0 and delay > 0.0:
+        pace: Pace = _local.pace
+        caller = seconds * pace.slowness
+        helper = seconds * load.helpers_slowness(pace) / (parts - 1)
+        share = (LEAD_DELAYS * delay + helper) / (caller + helper)
+        share = min(max(share, 1.0 / (parts + 1)), 2.0 / (parts + 1))
+    first = min(extent - (parts - 1), max(1, round(extent * share)))
     rest = extent - first
     bounds = [0]
     for i in range(parts - 1):
@@ -181,8 +215,15 @@ class Rate:
         return units * self.seconds_per_unit
 
     def note(self, units: float, seconds: float) -> None:
+        """A part of ``units`` took ``seconds``: into the average, and into the calling pool
+        thread's :class:`Pace` as its time over the average's (clamped to OUTLIER_RATIO)."""
         if units > 0:  # unlocked, as PoolLoad.note_helper_delay
-            self.seconds_per_unit = _averaged(self.seconds_per_unit, seconds / units)
+            per_unit = seconds / units
+            pace: Pace | None = getattr(_local, "pace", None)
+            if pace is not None and self.seconds_per_unit > 0.0:
+                ratio = min(max(per_unit / self.seconds_per_unit, 1 / OUTLIER_RATIO), OUTLIER_RATIO)
+                pace.slowness += (ratio - pace.slowness) * AVERAGE_WEIGHT
+            self.seconds_per_unit = _averaged(self.seconds_per_unit, per_unit)
 
 
 def _averaged(average: float, sample: float) -> float:

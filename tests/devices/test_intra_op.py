@@ -164,6 +164,42 @@ def test_the_callers_range_is_longer_by_the_helpers_start_delay() -> None:
     assert bounds == [0, 200, 300]
 
 
+def test_each_threads_share_follows_its_pace() -> None:
+    """The vCPUs of a shared host run at different speeds: a split gives the slower thread less."""
+    load = intra_op.PoolLoad(2)
+    load.helper_delay = 50e-6
+    helper = intra_op.Pace()
+    load.paces.append(helper)  # the pool's other thread
+
+    def bounds(caller_slowness: float) -> list[int]:
+        intra_op._local.pace.slowness = caller_slowness
+        return intra_op.lead_bounds(1000, 2, 1e-3)
+
+    # A helper 1.5x slower: the caller's share is (100 + 1500) / (1000 + 1500) us of work.
+    helper.slowness = 1.5
+    assert _in_a_pool_thread(load, lambda: bounds(1.0), _no_pool) == [0, 640, 1000]
+    # A caller 2x slower than the helper gets less than half: (100 + 1000) / (2000 + 1000).
+    helper.slowness = 1.0
+    assert _in_a_pool_thread(load, lambda: bounds(2.0), _no_pool) == [0, 367, 1000]
+    # ... but never less than a third.
+    assert _in_a_pool_thread(load, lambda: bounds(4.0), _no_pool) == [0, 333, 1000]
+
+
+def test_a_rate_notes_each_pool_threads_pace() -> None:
+    rate = intra_op.Rate(1e-9)
+
+    def note_slow_parts() -> float:
+        for _ in range(100):
+            rate.seconds_per_unit = 1e-9  # the kernel's average, held still
+            rate.note(1000, 3e-6)  # this thread: three times as long
+        pace: intra_op.Pace = intra_op._local.pace
+        return pace.slowness
+
+    assert 2.9 < _in_a_pool_thread(intra_op.PoolLoad(2), note_slow_parts, _no_pool) <= 3.0
+    rate.note(1000, 1e-6)  # not a pool thread: no pace, the average alone
+    assert rate.seconds_per_unit > 1e-9
+
+
 def test_no_range_is_empty_or_reversed() -> None:
     """Regression (found by review): a long helper delay gave three images to three threads as
     [0, 2, 2, 3], and a split pool failed on its empty part; and an inner bound rounded up to a
