@@ -205,16 +205,20 @@ def test_no_range_is_empty_or_reversed() -> None:
     [0, 2, 2, 3], and a split pool failed on its empty part; and an inner bound rounded up to a
     block could pass the next one."""
     load = intra_op.PoolLoad(4)
+    helper = intra_op.Pace()
+    load.paces.append(helper)
 
     def all_bounds() -> list[tuple[int, int, int, list[int]]]:
         found = []
         for delay in (0.0, 20e-6, 1e-4, 1e-3, 1e-2):
             load.helper_delay = delay
-            for extent in range(1, 80):
-                for parts in range(1, 6):
-                    for align in (1, 3, 16):
-                        bounds = intra_op.lead_bounds(extent, parts, 1e-3, align)
-                        found.append((extent, parts, align, bounds))
+            for caller, other in ((1.0, 1.0), (0.25, 4.0), (4.0, 0.25)):  # paces too
+                intra_op._local.pace.slowness, helper.slowness = caller, other
+                for extent in range(1, 80):
+                    for parts in range(1, 6):
+                        for align in (1, 3, 16):
+                            bounds = intra_op.lead_bounds(extent, parts, 1e-3, align)
+                            found.append((extent, parts, align, bounds))
         return found
 
     for extent, parts, align, bounds in _in_a_pool_thread(load, all_bounds, _no_pool):
