@@ -14,20 +14,21 @@ in the caller.
 
 Helpers start late: a pool thread asleep takes 30-80 us to wake on a VM, a good part of a
 0.3 ms product. A kernel that splits its work one part per thread (MatMul, AddN) gives the
-calling thread, which starts at once, the longer first part (:func:`lead_bounds`), sized by how
-late this pool's helpers have been starting (``PoolLoad.helper_delay``), how long the work
-will take (a :class:`Rate` the kernel keeps) and how fast each thread has lately been running
-its parts (its :class:`Pace`: on a shared host one vCPU can run a third slower than the other
-for seconds), so that the helpers are done just before it and it never sleeps waiting for them.
-The caller claims part 0 before it queues any helper, so a helper that happens to be awake
-cannot take the caller's part.
+calling thread, which starts at once, a first part (:func:`lead_bounds`) sized by how late this
+pool's helpers have been starting (``PoolLoad.helper_delay``), how long the work will take (a
+:class:`Rate` the kernel keeps) and how fast each thread has lately been running its parts (its
+:class:`Pace`: on a shared host one vCPU can run a third slower than the other for seconds), so
+that the helpers are done just before it and it never sleeps waiting for them: the longer part,
+unless the calling thread has been the slower. The caller claims part 0 before it queues any
+helper, so a helper that happens to be awake cannot take the caller's part.
 
 State: ``_local.submit``/``_local.load``/``_local.pace`` are set once per pool thread
 (:func:`bind_worker`, the pool's thread initializer). A :class:`PoolLoad` counts the jobs
 submitted to one pool and not yet finished (``active``, queued or running), averages its
-helpers' start delays and lists its threads' paces; the device keeps it. A :class:`_Parts` is one call's shared state: ``next`` (the first unclaimed
-part), ``finished`` (parts done), ``error`` (the first failure; no part is claimed after it),
-``waiter`` (a lock the caller sleeps on while helpers finish parts it could not claim).
+helpers' start delays and lists its threads' paces; the device keeps it. A :class:`_Parts` is
+one call's shared state: ``next`` (the first unclaimed part), ``finished`` (parts done),
+``error`` (the first failure; no part is claimed after it), ``waiter`` (a lock the caller
+sleeps on while helpers finish parts it could not claim).
 Invariant: a part is claimed exactly once, under the lock, and the caller returns only when
 ``finished`` equals the number of parts claimed.
 """

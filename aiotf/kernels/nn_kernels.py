@@ -170,7 +170,8 @@ def softmax(logits: Array) -> Array:
     e: Array = np.subtract(logits, np.maximum.reduce(logits, axis=-1, keepdims=True))
     np.exp(e, out=e)
     total = np.add.reduce(e, axis=-1, keepdims=True)
-    # Every total is in [1, n] unless its row held a NaN or +inf: the sum of them all says which.
+    # Each total is in [1, n] unless its row held a NaN or +inf, or nothing but -inf: then it is
+    # NaN, and so is the sum of them all.
     if logits.dtype in _ONEDNN_SOFTMAX and math.isnan(np.add.reduce(total, axis=None)):
         return _onednn_softmax_of_nan_or_inf(logits)  # a NaN or +inf in some row (see above)
     np.divide(e, total, out=e)
