@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from aiotf.kernels.context import DEAD, StepContext, rendezvous_key
 from aiotf.kernels.registry import register_kernel
 
@@ -15,6 +17,10 @@ def arg(ctx: StepContext, *, index: int) -> Any:
 
 @register_kernel("_Retval")
 def retval(ctx: StepContext, value: Any, *, index: int) -> None:
+    if type(value) is np.ndarray and not value.flags.c_contiguous:
+        # As TensorFlow returns every tensor: row-major (a transposed product's output is laid
+        # out by columns, ``products``; a fed array may be laid out any way).
+        value = np.ascontiguousarray(value)
     ctx.retvals[index] = value
 
 

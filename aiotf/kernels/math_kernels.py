@@ -207,7 +207,7 @@ def matmul(a: Array, b: Array) -> Array:
         ]
     else:
         bounds = intra_op.lead_bounds(extent, parts, seconds, PART_ALIGN)
-    out = np.empty((m, n), np.result_type(a, b))
+    out = products.output(a, b, how)
     clock = time.perf_counter
 
     def part(i: int) -> None:

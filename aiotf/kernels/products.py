@@ -18,17 +18,23 @@ its part of the output:
 - *by row stacks* when ``b`` is small: stacks of as many of ``a``'s rows as keep each product
   small, ``a`` read as it lies (by rows or, an im2col built tap-major, by columns).
 
-And one more way, for products of a few dozen rows by a deep weight, where neither pays (the
-cnn's dense layer on an Intel Xeon): *transposed*, the product's transpose ``b.T @ a.T`` made
-with ``b``'s columns as the rows of the left operand (the same columns as the panels read),
-then copied back. OpenBLAS computes the very same sums either way round (the same kernel and
-blocking, so the same bits), but packs a row-major ``b`` by gathering its columns, and its
-columns as rows by plain copies: on one core, 32x3136x1024 2.3-3.0 ms against 3.7-4.0 (panels:
-3.4-3.9), 64x4096x1024 7.1 against 8.5, 128x3136x1024 10.1 against 10.7, 17x8192x1000 6.1
-against 6.8, the copy back ~30 us of it. Shallower, wider or narrower products were as fast or
-slower: 64x784x512 and 128x2048x2048 the same, 64x1024x4096 0.9x, and with few columns the
-transposed product is the one with few rows (98x2304x256 0.9x, 100x2048x64 0.7x; 512 columns
-the same). Measured only where OpenBLAS has the small kernels, and gated with them.
+And one more way, for products of a few dozen rows, where neither pays (on an Intel Xeon, past
+the panels' 24 rows): *transposed*, the product's transpose ``b.T @ a.T`` made with ``b``'s
+columns as the rows of the left operand (the same columns as the panels read), written into an
+output laid out column by column (Fortran order), so that the transpose is contiguous and the
+result is the product, left so: numpy's kernels take any layout, a fetched value is made
+contiguous again (the ``_Retval`` kernel), and a next product reads such an ``a`` as ``a.T``,
+contiguous (mlp's second layer). OpenBLAS computes the very same sums either way round (the same
+kernel and blocking, so the same bits), but packs a row-major ``b`` by gathering its columns,
+and its columns as rows by plain copies. On one core, against one product: 17-64 rows by a ``k``
+and an ``n`` of 256-4096 0.76-0.95x (64x784x512 0.92x, 0.84x with ``a`` laid out by columns;
+32x2048x512 0.82x), 100-128 rows 0.94-1.09x (so those take it only with a deep weight, as
+below), 24 rows 0.92-0.97x of the panels but 17 rows 1.1-1.5x (panels first); by a deep weight
+(``k`` at least 2048 and ``n``, ``n`` at least 768), up to 128 rows, measured when the result
+was still copied back into a row-major output: 32x3136x1024 2.3-3.0 ms against 3.7-4.0 (panels: 3.4-3.9),
+64x4096x1024 7.1 against 8.5, 128x3136x1024 10.1 against 10.7, 17x8192x1000 6.1 against 6.8.
+Narrower products ran slower (24x784x128 1.06x, 8x128x512 1.5x). Measured only where OpenBLAS
+has the small kernels, and gated with them.
 
 Measured on one core (AMD EPYC, AVX-512), numpy's one product against the stacked one: panels,
 over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.2-6x faster for 2-16 rows
@@ -61,6 +67,8 @@ SMALL_GEMM_VOLUME = 100**3  # m·n·k of OpenBLAS's small-matrix products
 TRANSPOSED_ROWS = (17, 128)  # the rows of ``a`` a transposed product may have (fewer: panels)
 TRANSPOSED_MIN_DEPTH = 2048  # ... the inner dimension at least, and at least ``b``'s columns
 TRANSPOSED_MIN_COLUMNS = 768  # ... and the columns (1000-1024 measured faster, 512 the same)
+TRANSPOSED_FEW_ROWS = 64  # ... or, with at most these rows (after the panels),
+TRANSPOSED_MIN_SIDE = 256  # ... an inner dimension and columns of at least this
 SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products reading ``b`` transposed
 PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer products, a whole vector of output
 STACK_ALIGN = 16  # rows of a stack: a multiple of the kernels' 16-float vectors
@@ -102,17 +110,19 @@ def way(a: Array, b: Array) -> Way:
         or not blas.small_gemm_kernels()
     ):
         return WHOLE
-    if (
-        TRANSPOSED_ROWS[0] <= m <= TRANSPOSED_ROWS[1]
-        and TRANSPOSED_MIN_COLUMNS <= n <= k
-        and k >= TRANSPOSED_MIN_DEPTH
-    ):
+    # Transposed, ``a.T`` must lie as BLAS takes it, by rows or by columns (numpy's own loop
+    # would multiply any other layout).
+    transposable = TRANSPOSED_ROWS[0] <= m <= TRANSPOSED_ROWS[1] and (_by_rows(a) or _by_rows(a.T))
+    if transposable and TRANSPOSED_MIN_COLUMNS <= n <= k and k >= TRANSPOSED_MIN_DEPTH:
         columns = _columns(b)
         return WHOLE if columns is None else Way(columns=columns)
     width = _panel_width(a, m, k, n)
     if width:
         columns = _columns(b)
         return WHOLE if columns is None else Way(width, columns)
+    if transposable and m <= TRANSPOSED_FEW_ROWS and min(k, n) >= TRANSPOSED_MIN_SIDE:
+        columns = _columns(b)
+        return WHOLE if columns is None else Way(columns=columns)
     rows = SMALL_GEMM_VOLUME // (k * n) // STACK_ALIGN * STACK_ALIGN
     if (
         MIN_STACK_ROWS <= rows < m
@@ -181,9 +191,16 @@ def product(a: Array, b: Array, how: Way | None = None) -> Array:
     if how is WHOLE:
         result: Array = np.matmul(a, b)
         return result
-    out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
+    out = output(a, b, how)
     into(a, b, out, how)
     return out
+
+
+def output(a: Array, b: Array, how: Way) -> Array:
+    """A new array for ``a @ b`` made ``how``: laid out by columns for a transposed product
+    (see the module docstring), else by rows."""
+    transposed = how.columns is not None and not how.width
+    return np.empty((a.shape[0], b.shape[1]), np.result_type(a, b), "F" if transposed else "C")
 
 
 def into(a: Array, b: Array, out: Array, how: Way | None = None) -> None:
@@ -191,8 +208,11 @@ def into(a: Array, b: Array, out: Array, how: Way | None = None) -> None:
     how = way(a, b) if how is None else how
     if how.columns is not None and how.width:
         _by_panels(a, how.columns, how.width, out)
-    elif how.columns is not None:
-        np.copyto(out, np.matmul(how.columns, a.T).T)  # transposed: see the module docstring
+    elif how.columns is not None:  # transposed: see the module docstring
+        if out.flags.f_contiguous:  # its transpose is C-contiguous
+            np.matmul(how.columns, a.T, out=out.T)
+        else:
+            np.copyto(out, np.matmul(how.columns, a.T).T)
     elif how.rows:
         _by_stacks(a, b, how.rows, out)
     else:
