@@ -143,20 +143,27 @@ PART_ALIGN = 16
 _SPLIT_RATE = intra_op.Rate(NS_PER_FLOP * 1e-9)  # seconds per flop of a part, measured
 
 
-def _matmul_fast_for(*, transpose_a: bool, transpose_b: bool) -> Callable[[Array, Array], Array]:
+def _matmul_fast_for(
+    *, transpose_a: bool, transpose_b: bool, _any_layout: bool = False
+) -> Callable[[Array, Array], Array]:
     """MatMul as the compiled schedules call it inline (a product below the pool's cost, so never
     split): numpy's product of two matrices; anything else raises, and the kernel says why."""
 
     def fast(a: Array, b: Array) -> Array:
         if a.ndim != 2 or b.ndim != 2:
             raise ValueError("not two matrices")
-        return products.product(a.T if transpose_a else a, b.T if transpose_b else b)
+        a2, b2 = a.T if transpose_a else a, b.T if transpose_b else b
+        return products.product(a2, b2, any_layout=_any_layout)
 
     return fast
 
 
 @register_kernel("MatMul", types={"T": NUMERIC}, cost=_matmul_cost, fast_for=_matmul_fast_for)
-def mat_mul(a: Array, b: Array, *, transpose_a: bool, transpose_b: bool) -> Array:
+def mat_mul(
+    a: Array, b: Array, *, transpose_a: bool, transpose_b: bool, _any_layout: bool = False
+) -> Array:
+    """``_any_layout``: every reader takes the product in any layout (``runtime/layouts.py``), so
+    it may come out laid out by columns (``products``)."""
     if a.ndim != 2 or b.ndim != 2:
         raise errors.InvalidArgumentError(
             None,
@@ -173,11 +180,12 @@ def mat_mul(a: Array, b: Array, *, transpose_a: bool, transpose_b: bool) -> Arra
             None,
             f"Matrix size-incompatible: In[0]: {shape_str(a)}, In[1]: {shape_str(b)}",
         )
-    return matmul(a2, b2)
+    return matmul(a2, b2, _any_layout)
 
 
-def matmul(a: Array, b: Array) -> Array:
-    """``a @ b`` for 2-D ``a`` and ``b``, split across the pool when large (see ``intra_op``).
+def matmul(a: Array, b: Array, any_layout: bool = False) -> Array:
+    """``a @ b`` for 2-D ``a`` and ``b``, split across the pool when large (see ``intra_op``);
+    laid out by columns when ``any_layout`` allows and that is faster (``products``).
 
     The parts are row blocks of ``a`` (or, for few rows, column blocks of ``b``, so each thread
     streams only its share of a big weight matrix); every output element is still one dot
@@ -186,7 +194,7 @@ def matmul(a: Array, b: Array) -> Array:
     """
     (m, k), n = a.shape, b.shape[1]
     flops = 2.0 * m * k * n
-    how = products.way(a, b)
+    how = products.way(a, b, any_layout)
     workers = 1 if flops < PARALLEL_MIN_FLOPS else intra_op.workers()
     if workers == 1 or a.dtype.kind not in "fc":
         return products.product(a, b, how)

@@ -77,29 +77,37 @@ MIN_STACK_ROWS = 48  # the fewest rows a stack measured (faster than packing); f
 
 class Way:
     """How a product runs: by panels of ``width`` columns of ``columns`` (``b``'s columns as
-    rows), transposed (``columns`` and no width), by stacks of ``rows`` rows, or as one product
-    (the default)."""
+    rows), transposed (``columns`` and no width; into an output laid out ``by_columns``, else
+    copied back into rows), by stacks of ``rows`` rows, or as one product (the default)."""
 
-    __slots__ = ("columns", "rows", "width")
+    __slots__ = ("by_columns", "columns", "rows", "width")
 
-    def __init__(self, width: int = 0, columns: Array | None = None, rows: int = 0) -> None:
+    def __init__(
+        self,
+        width: int = 0,
+        columns: Array | None = None,
+        rows: int = 0,
+        by_columns: bool = False,
+    ) -> None:
         self.width = width
         self.columns = columns
         self.rows = rows
+        self.by_columns = by_columns
 
     def cols(self, lo: int, hi: int) -> Way:
         """The way of columns ``lo:hi`` of the product (``lo`` a multiple of the panels' width;
         transposed, a multiple of 16 keeps the bits of the whole product)."""
         if self.columns is None:
             return self
-        return Way(self.width, self.columns[lo:hi])
+        return Way(self.width, self.columns[lo:hi], by_columns=self.by_columns)
 
 
 WHOLE = Way()
 
 
-def way(a: Array, b: Array) -> Way:
-    """How ``a @ b`` (two matrices) runs fastest."""
+def way(a: Array, b: Array, any_layout: bool = False) -> Way:
+    """How ``a @ b`` (two matrices) runs fastest; ``any_layout``: into an output laid out by
+    columns, if that is faster (see the module docstring)."""
     m, k = a.shape
     n = b.shape[1]
     if (
@@ -115,14 +123,19 @@ def way(a: Array, b: Array) -> Way:
     transposable = TRANSPOSED_ROWS[0] <= m <= TRANSPOSED_ROWS[1] and (_by_rows(a) or _by_rows(a.T))
     if transposable and TRANSPOSED_MIN_COLUMNS <= n <= k and k >= TRANSPOSED_MIN_DEPTH:
         columns = _columns(b)
-        return WHOLE if columns is None else Way(columns=columns)
+        return WHOLE if columns is None else Way(columns=columns, by_columns=any_layout)
     width = _panel_width(a, m, k, n)
     if width:
         columns = _columns(b)
         return WHOLE if columns is None else Way(width, columns)
-    if transposable and m <= TRANSPOSED_FEW_ROWS and min(k, n) >= TRANSPOSED_MIN_SIDE:
+    if (
+        any_layout
+        and transposable
+        and m <= TRANSPOSED_FEW_ROWS
+        and min(k, n) >= TRANSPOSED_MIN_SIDE
+    ):
         columns = _columns(b)
-        return WHOLE if columns is None else Way(columns=columns)
+        return WHOLE if columns is None else Way(columns=columns, by_columns=True)
     rows = SMALL_GEMM_VOLUME // (k * n) // STACK_ALIGN * STACK_ALIGN
     if (
         MIN_STACK_ROWS <= rows < m
@@ -184,10 +197,10 @@ def _columns(b: Array) -> Array | None:
     return derived.derived("columns", b, lambda source: np.ascontiguousarray(source.T))
 
 
-def product(a: Array, b: Array, how: Way | None = None) -> Array:
-    """``a @ b`` for two matrices, on the calling thread."""
-    if how is None:
-        how = WHOLE if a.shape[0] < 2 else way(a, b)  # one row (mlp_b1): no call to spare
+def product(a: Array, b: Array, how: Way | None = None, any_layout: bool = False) -> Array:
+    """``a @ b`` for two matrices, on the calling thread (``any_layout``: see :func:`way`)."""
+    if how is None:  # one row (mlp_b1): no call to spare
+        how = WHOLE if a.shape[0] < 2 else way(a, b, any_layout)
     if how is WHOLE:
         result: Array = np.matmul(a, b)
         return result
@@ -197,10 +210,9 @@ def product(a: Array, b: Array, how: Way | None = None) -> Array:
 
 
 def output(a: Array, b: Array, how: Way) -> Array:
-    """A new array for ``a @ b`` made ``how``: laid out by columns for a transposed product
-    (see the module docstring), else by rows."""
-    transposed = how.columns is not None and not how.width
-    return np.empty((a.shape[0], b.shape[1]), np.result_type(a, b), "F" if transposed else "C")
+    """A new array for ``a @ b`` made ``how``: laid out by columns if ``how`` says so, else
+    by rows."""
+    return np.empty((a.shape[0], b.shape[1]), np.result_type(a, b), "F" if how.by_columns else "C")
 
 
 def into(a: Array, b: Array, out: Array, how: Way | None = None) -> None:

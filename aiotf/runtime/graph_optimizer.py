@@ -12,7 +12,8 @@ TensorFlow's ``GraphOptimizer`` decides (see :func:`enabled_passes`):
 
 The order within a round is TensorFlow's: dead nodes, identities, folding, CSE. At L1 the
 remapper (``remapper.py``: a MaxPool of Relu and BiasAdd computed pool first; grappler's work
-in TensorFlow) comes last; L0 runs the graph's ops as written.
+in TensorFlow) comes next, and last the MatMuls whose readers take any layout are marked so
+(``layouts.py``); L0 runs the graph's ops as written.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from aiotf.runtime.constant_folding import CONTROL_FLOW_OPS, DEFAULT_MAX_BYTES, 
 from aiotf.runtime.constant_push_down import push_down_constants
 from aiotf.runtime.cse import eliminate_common_subexpressions
 from aiotf.runtime.graph import Graph, Node
+from aiotf.runtime.layouts import mark_any_layouts
 from aiotf.runtime.remapper import fuse_pools
 
 Rewrite = Callable[[Graph, frozenset[str]], bool]
@@ -119,7 +121,7 @@ def enabled_passes(optimizer_options: Any) -> list[Rewrite]:
     if cse:
         passes.append(eliminate_common_subexpressions)
     if level >= 0:
-        passes.append(fuse_pools)
+        passes += [fuse_pools, mark_any_layouts]
     return passes
 
 

@@ -55,9 +55,9 @@ def _close(got: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(a.shape[1]))
 
 
-def _split(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _split(a: np.ndarray, b: np.ndarray, any_layout: bool = False) -> np.ndarray:
     """``matmul`` in a pool thread with a helper that never comes: every part, in turn."""
-    return in_pool_thread(2, lambda: math_kernels.matmul(a, b))
+    return in_pool_thread(2, lambda: math_kernels.matmul(a, b, any_layout))
 
 
 # (m, k, n) and the panel width each takes: whole panels, panels and columns left over, and the
@@ -96,9 +96,13 @@ def test_a_product_transposed_is_the_product(small_gemm, shape) -> None:
     assert how.columns is not None and (how.width, how.rows) == (0, 0)
     alone = products.product(a, b)
     _close(alone, a, b)
-    assert alone.flags.f_contiguous  # laid out by columns: the transpose is what BLAS made
+    assert alone.flags.c_contiguous  # copied back into rows
     np.testing.assert_array_equal(alone, a @ b)  # OpenBLAS's own sums, either way round
     np.testing.assert_array_equal(_split(a, b), alone)  # split in blocks of 16 columns
+    by_columns = products.product(a, b, any_layout=True)  # left as BLAS made it
+    assert by_columns.flags.f_contiguous
+    np.testing.assert_array_equal(by_columns, alone)
+    np.testing.assert_array_equal(_split(a, b, any_layout=True), alone)
 
 
 # (m, k, n, layout of ``a``): mlp's first layer, its second (``a`` a transposed product's
@@ -115,7 +119,8 @@ FEW_ROWS_CASES = [
 @pytest.mark.parametrize("case", FEW_ROWS_CASES)
 def test_a_product_of_a_few_dozen_rows_runs_transposed(monkeypatch, case) -> None:
     """Past the panels' rows (24 on an Intel Xeon) and up to 64, any weight of 256 rows and
-    columns or more: the product's transpose, left laid out by columns, the same bits."""
+    columns or more, when the output may be laid out by columns: the product's transpose, left
+    so, the same bits."""
     from aiotf.devices import blas
 
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
@@ -124,12 +129,13 @@ def test_a_product_of_a_few_dozen_rows_runs_transposed(monkeypatch, case) -> Non
     a, b = _operands(m, k, n, seed=18)
     a = np.asarray(a, order=layout)
     derived.freeze(b)
-    how = products.way(a, b)
-    assert how.columns is not None and (how.width, how.rows) == (0, 0)
-    alone = products.product(a, b)
+    assert products.way(a, b) is products.WHOLE  # the output must be by rows
+    how = products.way(a, b, any_layout=True)
+    assert how.columns is not None and (how.width, how.rows, how.by_columns) == (0, 0, True)
+    alone = products.product(a, b, any_layout=True)
     assert alone.flags.f_contiguous
     np.testing.assert_array_equal(alone, a @ b)
-    np.testing.assert_array_equal(_split(a, b), alone)
+    np.testing.assert_array_equal(_split(a, b, any_layout=True), alone)
     out = np.empty((m, n), F32)  # into a row-major output: copied back
     products.into(a, b, out, how)
     np.testing.assert_array_equal(out, alone)
@@ -137,7 +143,7 @@ def test_a_product_of_a_few_dozen_rows_runs_transposed(monkeypatch, case) -> Non
     for shape in [(65, k, n), (m, 255, n), (m, k, 255)]:
         a2, b2 = _operands(*shape, seed=19)
         derived.freeze(b2)
-        assert products.way(a2, b2).columns is None, shape
+        assert products.way(a2, b2, any_layout=True).columns is None, shape
 
 
 # (m, k, n, layout of ``a``) and the rows of each stack: the cnn's first convolution (its im2col
@@ -280,40 +286,6 @@ async def test_the_first_convolution_by_row_stacks(small_gemm, monkeypatch) -> N
     windows = np.lib.stride_tricks.sliding_window_view(padded, (5, 5), axis=(1, 2))
     want = np.einsum("nhwij,ijc->nhwc", windows.astype(np.float64), fv[:, :, 0].astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-
-
-async def test_transposed_products_through_a_dense_stack(monkeypatch) -> None:
-    """mlp's layers with products of 64 rows, which run transposed on every CPU here: each
-    layer's output is laid out by columns, BiasAdd and Relu write into it, the next product
-    reads it as ``a.T``; every fetched value comes back row-major, as TensorFlow's do."""
-    from aiotf.devices import blas
-
-    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
-    monkeypatch.setattr(products, "panel_max_rows", lambda: 24)
-    rng = np.random.default_rng(20)
-    xv = rng.standard_normal((64, 784)).astype(F32)
-    w1, w2 = (rng.standard_normal(s).astype(F32) / 16 for s in [(784, 512), (512, 300)])
-    b1, b2 = (rng.standard_normal(s).astype(F32) for s in [512, 300])
-    g = aiotf.Graph()
-    with g.as_default():
-        x = aiotf.placeholder(aiotf.float32, shape=[None, 784])
-        mm1 = aiotf.matmul(x, aiotf.constant(w1))
-        h1 = aiotf.nn.relu(aiotf.nn.bias_add(mm1, aiotf.constant(b1)))
-        h2 = aiotf.nn.relu(aiotf.nn.bias_add(aiotf.matmul(h1, aiotf.constant(w2)), b2))
-        out = aiotf.reduce_sum(h2, axis=1)
-    async with aiotf.Session(graph=g) as sess:
-        got_mm1, got_h1, got_h2, got = await sess.run([mm1, h1, h2, out], {x: xv})
-        again = await sess.run(out, {x: xv})
-    want_h1 = np.maximum(xv.astype(np.float64) @ w1 + b1, 0)
-    want_h2 = np.maximum(want_h1 @ w2 + b2, 0)
-    for value in (got_mm1, got_h1, got_h2, got):
-        assert value.flags.c_contiguous
-    with blas.single_threaded():  # as in the pool (OpenBLAS's own threads add up otherwise)
-        np.testing.assert_array_equal(got_mm1, xv @ w1)
-    np.testing.assert_allclose(got_h1, want_h1, rtol=1e-4, atol=1e-3)
-    np.testing.assert_allclose(got_h2, want_h2, rtol=1e-4, atol=1e-3)
-    np.testing.assert_allclose(got, want_h2.sum(axis=1), rtol=1e-4, atol=1e-2)
-    np.testing.assert_array_equal(again, got)
 
 
 async def test_a_fetched_value_is_row_major_whatever_the_feed() -> None:

@@ -57,9 +57,9 @@ def record_products(monkeypatch: pytest.MonkeyPatch, m: Model) -> list[tuple[int
     calls: list[tuple[int, int]] = []
     real = products.product
 
-    def product(a: Any, b: Any, how: Any = None) -> Any:
+    def product(a: Any, b: Any, how: Any = None, any_layout: bool = False) -> Any:
         calls.append((1 if b.shape == m.w1.shape else 2, ticks))
-        return real(a, b, how)
+        return real(a, b, how, any_layout)
 
     monkeypatch.setattr(products, "product", product)
     return calls
@@ -166,13 +166,13 @@ async def test_a_step_cancelled_in_lockstep_leaves_the_others_be(
     real = products.product
     second_layers = 0
 
-    def product(a: Any, b: Any, how: Any = None) -> Any:
+    def product(a: Any, b: Any, how: Any = None, any_layout: bool = False) -> Any:
         nonlocal second_layers
         if b.shape == m.w2.shape:
             second_layers += 1
             if second_layers == 2:  # the group's second round: run 4 waits to resume
                 tasks[4].cancel()
-        return real(a, b, how)
+        return real(a, b, how, any_layout)
 
     monkeypatch.setattr(products, "product", product)
     run = crowd(monkeypatch, 6)
