@@ -20,21 +20,23 @@ its part of the output:
 
 And one more way, for products of a few dozen rows, where neither pays (on an Intel Xeon, past
 the panels' 24 rows): *transposed*, the product's transpose ``b.T @ a.T`` made with ``b``'s
-columns as the rows of the left operand (the same columns as the panels read), written into an
-output laid out column by column (Fortran order), so that the transpose is contiguous and the
-result is the product, left so: numpy's kernels take any layout, a fetched value is made
-contiguous again (the ``_Retval`` kernel), and a next product reads such an ``a`` as ``a.T``,
-contiguous (mlp's second layer). OpenBLAS computes the very same sums either way round (the same
-kernel and blocking, so the same bits), but packs a row-major ``b`` by gathering its columns,
-and its columns as rows by plain copies. On one core, against one product: 17-64 rows by a ``k``
-and an ``n`` of 256-4096 0.76-0.95x (64x784x512 0.92x, 0.84x with ``a`` laid out by columns;
-32x2048x512 0.82x), 100-128 rows 0.94-1.09x (so those take it only with a deep weight, as
-below), 24 rows 0.92-0.97x of the panels but 17 rows 1.1-1.5x (panels first); by a deep weight
-(``k`` at least 2048 and ``n``, ``n`` at least 768), up to 128 rows, measured when the result
-was still copied back into a row-major output: 32x3136x1024 2.3-3.0 ms against 3.7-4.0 (panels: 3.4-3.9),
-64x4096x1024 7.1 against 8.5, 128x3136x1024 10.1 against 10.7, 17x8192x1000 6.1 against 6.8.
-Narrower products ran slower (24x784x128 1.06x, 8x128x512 1.5x). Measured only where OpenBLAS
-has the small kernels, and gated with them.
+columns as the rows of the left operand (the same columns as the panels read). OpenBLAS
+computes the very same sums either way round (the same kernel and blocking, so the same bits),
+but packs a row-major ``b`` by gathering its columns, and its columns as rows by plain copies.
+The transpose is then copied back into rows, or, where every reader of the MatMul takes any
+layout (``runtime/layouts.py`` marks it ``_any_layout``: products, through BiasAdd and
+activations), made in an output laid out by columns (Fortran order), which is the product
+itself, left so; a next product reads it as ``a.T``, contiguous (mlp's second layer).
+
+Measured on one core of an Intel Xeon, left by columns, against one product: 17-64 rows by a
+``k`` and an ``n`` of 256-4096 0.76-0.95x (64x784x512 0.92x, 0.84x with ``a`` laid out by
+columns; 32x2048x512 0.82x); 100-128 rows 0.94-1.09x, 24 rows 0.92-0.97x of the panels but 17
+rows 1.1-1.5x (so panels come first, and more rows go transposed only by a deep weight);
+narrower products slower (24x784x128 1.06x, 8x128x512 1.5x). Copied back, which costs ~0.5 ns
+an element, it pays only by a deep weight (``k`` at least 2048 and ``n``, ``n`` at least 768),
+up to 128 rows: 32x3136x1024 2.3-3.0 ms against 3.7-4.0 (panels: 3.4-3.9), 64x4096x1024 7.1
+against 8.5, 128x3136x1024 10.1 against 10.7, 17x8192x1000 6.1 against 6.8; 64x784x512 the
+same. Measured only where OpenBLAS has the small kernels, and gated with them.
 
 Measured on one core (AMD EPYC, AVX-512), numpy's one product against the stacked one: panels,
 over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.2-6x faster for 2-16 rows
