@@ -47,12 +47,14 @@ def marked(g: Graph) -> set[str]:
 
 @pytest.mark.parametrize(
     ("tail", "want"),
-    [("Tanh", {"mm1"}), ("Softmax", {"mm1"}), ("Identity", {"mm1"})],
+    [("Tanh", {"mm1"}), ("Softmax", {"mm1"}), ("Identity", {"mm1"}), ("MatMul", {"mm1", "mm2"})],
 )
 def test_a_product_read_by_products_alone_is_marked(tail, want) -> None:
     g = dense_chain(tail)
+    if tail == "MatMul":  # mm2 read by a product, the last one's output fetched
+        g.replace(Node("tail", lookup("MatMul"), dict(g["mm1"].attrs), [("mm2", 0), ("w2", 0)]))
     assert mark_any_layouts(g)
-    # mm2's output reaches the _Retval (through Tanh) or a Softmax or an Identity: rows
+    # mm2's output reaches the _Retval through Tanh or Identity, or a Softmax: rows
     assert marked(g) == want
     assert not mark_any_layouts(g)  # a fixpoint: nothing changes the second time
 
@@ -119,3 +121,11 @@ async def test_an_mlp_runs_its_products_by_columns_with_the_plain_values(monkeyp
         np.testing.assert_array_equal(got_logits, want_h2 @ np.ones((300, 10), np.float32))
     assert got.flags.c_contiguous and fetched_h2.flags.c_contiguous
     np.testing.assert_allclose(got.sum(axis=1), 1, rtol=1e-5)
+
+
+def test_an_identity_between_products_hands_the_layout_on() -> None:
+    g = dense_chain("Tanh")
+    add(g, "id", "Identity", ["relu"], T=F32)
+    g.replace(Node("mm2", lookup("MatMul"), dict(g["mm2"].attrs), [("id", 0), ("w2", 0)]))
+    mark_any_layouts(g)
+    assert marked(g) == {"mm1"}
