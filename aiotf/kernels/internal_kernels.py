@@ -18,8 +18,9 @@ def arg(ctx: StepContext, *, index: int) -> Any:
 @register_kernel("_Retval")
 def retval(ctx: StepContext, value: Any, *, index: int) -> None:
     if type(value) is np.ndarray and not value.flags.c_contiguous:
-        # As TensorFlow returns every tensor: row-major (a transposed product's output is laid
-        # out by columns, ``products``; a fed array may be laid out any way).
+        # Row-major, as TensorFlow returns every tensor: a fed array may be laid out any way,
+        # and a kernel may answer with a view (the layout pass keeps products left by columns,
+        # ``runtime/layouts.py``, away from fetches).
         value = np.ascontiguousarray(value)
     ctx.retvals[index] = value
 
