@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from aiotf.kernels.context import DEAD, StepContext, rendezvous_key
 from aiotf.kernels.registry import register_kernel
 
@@ -17,11 +15,6 @@ def arg(ctx: StepContext, *, index: int) -> Any:
 
 @register_kernel("_Retval")
 def retval(ctx: StepContext, value: Any, *, index: int) -> None:
-    if type(value) is np.ndarray and not value.flags.c_contiguous:
-        # Row-major, as TensorFlow returns every tensor: a fed array may be laid out any way,
-        # and a kernel may answer with a view (the layout pass keeps products left by columns,
-        # ``runtime/layouts.py``, away from fetches).
-        value = np.ascontiguousarray(value)
     ctx.retvals[index] = value
 
 

@@ -7,8 +7,8 @@ reading the first one's output as it lay, 350 against 409. Whoever reads such an
 take that layout at full speed. A product does (it reads it as ``a.T``, or as columns laid out
 as rows, contiguous either way), and so do numpy's kernels of one operand, which hand the layout
 on. Reductions over its rows do not (ArgMax over 64x1000 laid out by columns 12x slower, Softmax
-1.3x, and their sums in another order), nor a fetch (TensorFlow hands back rows, so ``_Retval``
-copies: 80 us for 64x1000), nor a ``_Send``, nor a binary op whose other operand lies by rows.
+1.3x, and their sums in another order), nor a fetch (TensorFlow hands back rows: a copy would
+take 80 us for 64x1000), nor a ``_Send``, nor a binary op whose other operand lies by rows.
 
 So this pass marks a MatMul ``_any_layout`` (the attr its kernel reads) when every reader of its
 output, and of what the kernels that hand the layout on make of it, is a MatMul or such a

@@ -289,15 +289,3 @@ async def test_the_first_convolution_by_row_stacks(small_gemm, monkeypatch) -> N
     windows = np.lib.stride_tricks.sliding_window_view(padded, (5, 5), axis=(1, 2))
     want = np.einsum("nhwij,ijc->nhwc", windows.astype(np.float64), fv[:, :, 0].astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-
-
-async def test_a_fetched_value_is_row_major_whatever_the_feed() -> None:
-    fed = np.asfortranarray(np.arange(12, dtype=F32).reshape(3, 4))
-    g = aiotf.Graph()
-    with g.as_default():
-        x = aiotf.placeholder(aiotf.float32, shape=[3, 4])
-        y = aiotf.identity(x)
-    async with aiotf.Session(graph=g) as sess:
-        got = await sess.run(y, {x: fed})
-    assert got.flags.c_contiguous
-    np.testing.assert_array_equal(got, fed)
