@@ -543,3 +543,67 @@ async def test_a_failing_fast_call_in_a_loop_gives_the_kernel_s_words(path: str)
             errors.InvalidArgumentError, match=r"Incompatible shapes: \[2\] vs. \[3\]"
         ):
             await sess.run(out, {x: ones, y: np.ones(3, np.float32)})
+
+
+def _sources(sess: aiotf.Session) -> str:
+    return "".join(
+        info.program.source for ex in _executors(sess) for info in ex._frames if info.program
+    )
+
+
+@pytest.mark.parametrize(
+    ("dtype", "start", "step"),
+    [
+        (aiotf.int32, 2**30, 2**30),  # wraps past 2**31 - 1, silently, as TensorFlow's int32
+        (aiotf.float16, 0.1, 0.3),  # rounds to half after every add
+        (aiotf.float32, 1e-3, 1e-7),
+        (aiotf.int64, -5, 7),
+    ],
+)
+async def test_scalar_arithmetic_in_a_loop_is_the_kernels(
+    path: str, dtype: Any, start: Any, step: Any
+) -> None:
+    """Scalars of one real type meet Python's operators in a compiled loop (numpy's scalar
+    arithmetic): the values, wraps and roundings of the kernels the frame schedule calls."""
+    g = aiotf.Graph()
+    with g.as_default():
+        n = aiotf.constant(5, name="n")
+        inc = aiotf.constant(step, dtype=dtype, name="inc")
+        x0 = aiotf.constant(start, dtype=dtype, name="x0")
+        i, x, y = aiotf.while_loop(
+            lambda i, x, y: i < n,
+            lambda i, x, y: (i + 1, x + inc, y * x - inc),
+            [aiotf.constant(0), x0, x0],
+            name="loop",
+        )
+    async with aiotf.Session(graph=g) as sess:
+        got = await sess.run([i, x, y])
+        source = _sources(sess)
+    np_type = dtype.as_numpy_dtype
+    with np.errstate(all="ignore"):
+        want_x = want_y = np_type(start)
+        for _ in range(5):
+            want_x, want_y = want_x + np_type(step), want_y * want_x - np_type(step)
+    assert got[0] == 5
+    assert type(got[1]) is np_type and type(got[2]) is np_type
+    assert (got[1], got[2]) == (want_x, want_y)
+    if path == "compiled":  # the counter's limit and the increment made scalars once
+        assert " < e" in source and "_scalar(e" in source
+
+
+async def test_a_constant_enter_read_by_another_kernel_stays_an_array(path: str) -> None:
+    g = aiotf.Graph()
+    with g.as_default():
+        n = aiotf.constant(3, name="n")
+        i, s = aiotf.while_loop(
+            lambda i, s: i < n,
+            lambda i, s: (i + 1, s + aiotf.reshape(n, [1])),  # n: Less's and Reshape's
+            [aiotf.constant(0), aiotf.constant([0])],
+            name="loop",
+        )
+    async with aiotf.Session(graph=g) as sess:
+        got = await sess.run([i, s])
+        source = _sources(sess)
+    assert got[0] == 3 and got[1].tolist() == [9]
+    if path == "compiled":  # n's Enter stays an array; the Const 1, read by the add, does not
+        assert "_scalar(e" not in source and "_scalar(c" in source
