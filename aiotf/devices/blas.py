@@ -7,7 +7,7 @@ core (to another kernel, the event loop or another process) the call stalls for 
 slice: on the 2-core benchmark machine with other work running, a 512x512 float32 matmul takes
 2.2 ms on one thread and 48 ms on two.
 
-So while any pool thread runs a kernel (:func:`single_threaded`, entered by the device around
+So while any pool thread runs a kernel (:func:`hold_single_threaded`, called by the device around
 each pool job) OpenBLAS uses one thread, and the count it had is restored when the last such job
 ends; a kernel that wants more cores splits its work across the pool instead
 (:mod:`aiotf.devices.intra_op`). OpenBLAS has no per-thread setting in pthreads builds, so the
@@ -148,14 +148,21 @@ class _SingleThreaded:
 _STATE = _SingleThreaded()
 
 
+# OpenBLAS on one thread from ``hold_single_threaded()`` to the matching
+# ``release_single_threaded()`` (nested and concurrent holds are counted): a pool job calls the
+# two itself, a context manager's generator costing it ~10 more Python calls in cold caches.
+hold_single_threaded = _STATE.enter
+release_single_threaded = _STATE.exit
+
+
 @contextlib.contextmanager
 def single_threaded() -> Iterator[None]:
     """OpenBLAS on one thread for the duration (nested and concurrent uses are counted)."""
-    _STATE.enter()
+    hold_single_threaded()
     try:
         yield
     finally:
-        _STATE.exit()
+        release_single_threaded()
 
 
 def blas_threads() -> int | None:

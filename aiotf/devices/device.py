@@ -66,7 +66,7 @@ class Device:
                 self._pool = WorkerPool(
                     self._num_threads,
                     f"aiotf-{self.name.rsplit('/', 1)[-1]}",
-                    initializer=intra_op.bind_worker,
+                    initializer=_start_worker,
                     initargs=(self._help, self._load),
                 )
             return self._pool
@@ -120,11 +120,22 @@ class Device:
         return f"<{type(self).__name__} {self.name}>"
 
 
+def _start_worker(submit: intra_op.Submit, load: intra_op.PoolLoad) -> None:
+    """A pool thread's initializer. numpy's floating-point errors are ignored in it for good,
+    as on the loop while a step runs (``Executor.run``): kernels check what TensorFlow checks.
+    Set once, not around each job: an ``errstate`` costs a job ~5 us in cold caches, and a step
+    takes a job for its hop and one for each helper of a split. (A kernel that changes the state
+    restores it: ``py_func`` runs the user's function inside an ``errstate``.)"""
+    np.seterr(all="ignore")
+    intra_op.bind_worker(submit, load)
+
+
 def _call_counted(load: intra_op.PoolLoad, job: Callable[[], None]) -> None:
+    blas.hold_single_threaded()
     try:
-        with np.errstate(all="ignore"), blas.single_threaded():
-            job()
+        job()
     finally:
+        blas.release_single_threaded()
         load.exit()
 
 
@@ -133,8 +144,7 @@ def _call_helping(load: intra_op.PoolLoad, job: Callable[[], None]) -> None:
     (``intra_op.parallel_for`` returns once every claimed part is done), and that job holds
     OpenBLAS single-threaded meanwhile: the helper need not count itself in."""
     try:
-        with np.errstate(all="ignore"):
-            job()
+        job()
     finally:
         load.exit()
 

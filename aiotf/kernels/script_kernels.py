@@ -64,7 +64,8 @@ def _always(*inputs: Any) -> float:
 def py_func(*inputs: Array, token: bytes, Tout: list[dtypes.DType]) -> Any:
     name = token.decode()
     try:
-        result = py_funcs.lookup(name).fn(*_arguments(inputs))
+        with np.errstate():  # the pool thread's state is restored whatever the function sets
+            result = py_funcs.lookup(name).fn(*_arguments(inputs))
         if inspect.iscoroutine(result):
             result.close()
             raise TypeError(f"{name} returned a coroutine: build it with async_py_func")

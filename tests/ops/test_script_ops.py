@@ -146,6 +146,28 @@ async def test_runs_in_a_pool_thread(graph: aiotf.Graph, evaluate: Evaluate) -> 
     assert thread.name.startswith("aiotf-device:CPU:0")
 
 
+async def test_numpy_error_state_a_function_sets_stays_in_it(graph: aiotf.Graph) -> None:
+    # Pool threads ignore numpy's floating-point errors for good (set once per thread); a
+    # function that asks numpy to raise must not leave later kernels in that thread raising.
+    seen: list[str] = []
+
+    def strict() -> Any:
+        np.seterr(all="raise")
+        seen.append(np.geterr()["over"])
+        return np.float32(1)
+
+    one = aiotf.py_func(strict, [], aiotf.float32)
+    with aiotf.control_dependencies([one]):
+        big = aiotf.py_func(lambda: np.float32(3e38), [], aiotf.float32)
+    overflow = aiotf.square(big) + aiotf.zeros([600, 600])  # large: a pool kernel
+    async with aiotf.Session(graph=graph) as sess:
+        for _ in range(2):  # the second run on threads the first one's function ran on
+            got = await sess.run(overflow)
+            assert np.isposinf(got).all()
+    assert seen == ["raise", "raise"]
+    assert np.geterr()["over"] == "warn"  # the caller's own state is untouched
+
+
 async def test_a_function_writing_into_its_argument_changes_no_tensor(
     graph: aiotf.Graph, evaluate: Evaluate
 ) -> None:
