@@ -242,6 +242,36 @@ def test_the_columns_must_lie_as_rows_or_be_of_a_frozen_matrix(small_gemm, shape
     assert derived.kept("columns", stored.T) is None  # nothing made, nothing kept
 
 
+def test_a_way_is_remembered_for_its_weight_while_it_lives(small_gemm) -> None:
+    a, b = _operands(64, 784, 512, seed=21)
+    derived.freeze(b)
+    how = products.way(a, b, any_layout=True)
+    assert how.columns is not None
+    assert products.way(a, b, any_layout=True) is how  # found again, not worked out
+    # Another geometry of either operand, or another layout allowed, is another way.
+    assert not products.way(a, b).by_columns
+    assert products.way(np.asarray(a, order="F"), b, any_layout=True) is not how
+    assert products.way(a[:8], b).width == 32
+    assert products.way(a, b, any_layout=True) is not how  # only the latest is remembered
+    key = id(b)
+    assert key in products._ways
+    del b, how
+    gc.collect()
+    assert key not in products._ways  # forgotten with the weight: its columns are freed
+
+
+def test_a_way_viewing_its_weight_is_not_remembered(small_gemm) -> None:
+    # transpose_b: the columns are the stored matrix itself, which a remembered way would keep
+    # alive for ever (the way refers to them, and its entry lives as long as they do).
+    a, fed = _operands(32, 1024, 1024, seed=22)
+    stored = np.ascontiguousarray(fed.T)
+    how = products.way(a, stored.T)
+    assert np.shares_memory(how.columns, stored)
+    assert id(stored.T) not in products._ways and not any(
+        entry[2] is how for entry in products._ways.values()
+    )
+
+
 @pytest.mark.parametrize(
     "shape", [(32, 1024, 1024), (32, 3136, 1024)], ids=["panels", "transposed"]
 )
