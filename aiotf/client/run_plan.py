@@ -78,10 +78,10 @@ class RunPlan:
         if not self.converters:
             return {}
         assert feed_dict is not None
-        return {
-            c.name: c(value, key)
-            for c, (key, value) in zip(self.converters, feed_dict.items(), strict=True)
-        }
+        feeds = {}  # a loop, not a comprehension: no function of its own to call (Python 3.11)
+        for c, (key, value) in zip(self.converters, feed_dict.items(), strict=True):
+            feeds[c.name] = c(value, key)
+        return feeds
 
     def results(self, values: list[Any], feeds: Mapping[str, Any]) -> Any:
         """The caller's structure from the fetched ``values`` (in ``fetch_names`` order)."""

@@ -104,7 +104,8 @@ class BaseSession:
         fetch_names, targets = plan.fetch_names, plan.targets
         if not fetch_names and not targets:  # as TensorFlow: nothing to run (``run([])``, fed)
             return plan.results([], feeds)
-        await self._extend_graph_off_loop()
+        if self._graph.version > self._extended_version:
+            await self._extend_graph_off_loop()
         try:
             values = await self._impl.run(
                 feeds, fetch_names, targets, options, run_metadata, admitted=True

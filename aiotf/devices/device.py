@@ -61,6 +61,9 @@ class Device:
         return self._num_threads
 
     def _get_pool(self) -> WorkerPool:
+        pool = self._pool
+        if pool is not None:  # made already: no lock on every hop
+            return pool
         with self._pool_lock:
             if self._pool is None:
                 self._pool = WorkerPool(
