@@ -78,7 +78,7 @@ class RunPlan:
         if not self.converters:
             return {}
         assert feed_dict is not None
-        feeds = {}  # a loop, not a comprehension: no function of its own to call (Python 3.11)
+        feeds: dict[str, Any] = {}  # a loop, not a comprehension: no function call of its own
         for c, (key, value) in zip(self.converters, feed_dict.items(), strict=True):
             feeds[c.name] = c(value, key)
         return feeds
