@@ -255,6 +255,8 @@ def test_a_way_is_remembered_for_its_weight_while_it_lives(small_gemm) -> None:
     assert products.way(a, b, any_layout=True) is not how  # only the latest is remembered
     key = id(b)
     assert key in products._ways
+    small = np.ones((64, 10), F32)  # a product that runs whole at once: nothing to remember
+    assert products.way(a[:, :64], small) is products.WHOLE and id(small) not in products._ways
     del b, how
     gc.collect()
     assert key not in products._ways  # forgotten with the weight: its columns are freed
