@@ -13,6 +13,7 @@ OpenBLAS uses one thread (:mod:`aiotf.devices.blas`).
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 from collections.abc import Callable
@@ -78,10 +79,9 @@ class Device:
         """``job()`` queued on ``pool`` (run by ``call``, ``_call_counted`` by default),
         counted in the pool's load until it has run."""
         load = self._load
-        run = _call_counted if call is None else call
         load.enter()
-        try:
-            pool.submit(lambda: run(load, job))
+        try:  # a partial, not a lambda: no Python frame of its own on the pool thread
+            pool.submit(functools.partial(call or _call_counted, load, job))
         except BaseException:
             load.exit()
             raise

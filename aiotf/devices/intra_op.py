@@ -10,7 +10,10 @@ big kernels (a CNN) uses every pool thread for each kernel, and nothing can dead
 busy with independent kernels (sixteen MatMuls side by side) has no idle thread: there
 :func:`workers` is 1 and each kernel runs whole in its own thread, with no parts and no helper
 jobs. Outside a pool thread (an inline kernel, a direct call) the parts run one after another
-in the caller.
+in the caller. A kernel whose work is a range of rows, columns or images to cut in parts
+(MatMul, AddN, a fused pool) calls :func:`split`, which sizes the parts (:func:`lead_bounds`),
+times each into the kernel's :class:`Rate`, and runs the most common case, two parts on a pool
+of two threads, without ``parallel_for``'s bookkeeping.
 
 Helpers start late: a pool thread asleep takes 30-80 us to wake on a VM, a good part of a
 0.3 ms product. A kernel that splits its work one part per thread (MatMul, AddN) gives the
@@ -88,12 +91,6 @@ class PoolLoad:
         self.paces: list[Pace] = []
         self._lock = threading.Lock()
 
-    def helpers_slowness(self, caller: Pace) -> float:
-        """The average slowness of the pool's threads but ``caller``, those a split's helpers
-        run on (1.0 when there are none yet)."""
-        others = [pace.slowness for pace in self.paces if pace is not caller]
-        return sum(others) / len(others) if others else 1.0
-
     def note_helper_delay(self, seconds: float) -> None:
         # Unlocked: two helpers noting at once may lose one sample of an average.
         self.helper_delay = _averaged(self.helper_delay, seconds)
@@ -160,6 +157,99 @@ def parallel_for(num_parts: int, part: Callable[[int], None], every_thread: bool
     parts.wait()
 
 
+def split(
+    extent: int,
+    parts: int,
+    rate: Rate,
+    units: float,
+    work: Callable[[int, int], None],
+    align: int = 1,
+    step: int = 1,
+) -> bool:
+    """``work(lo, hi)`` over ranges covering ``range(extent)`` on this thread and idle pool
+    threads: at most ``parts`` ranges (one per idle thread and this one), sized by
+    :func:`lead_bounds` for ``units`` of work at ``rate``, every inner bound a multiple of
+    ``step`` (whole row stacks or panels of a product), or else the nearest multiple of
+    ``align`` that leaves no range empty; each range's time goes into ``rate``. False, having
+    run nothing, where that would be one range (outside a pool thread, no thread idle,
+    ``parts`` 1): the caller does the work whole, untimed (the rate is of ranges run while
+    other threads work).
+
+    The split kernels (MatMul, AddN, a fused pool) mostly run two ranges, on a pool of two
+    threads. Those run here, not through ``parallel_for``, with :class:`_Parts`'s guarantees:
+    the second range goes to whichever of the helper (on starting) and the caller (on finishing
+    the first) takes its lock first; the caller waits only for a range the helper took, then
+    raises the first failure; a late helper job keeps nothing of the kernel alive. In a step's
+    cold caches each Python call on this path costs about a microsecond: without the claims
+    and finishes under a lock and the calls of ``parallel_for`` and ``_Parts``, mlp's two
+    split MatMuls took ~20 us less a run (``docs/performance-log.md``, sixth session)."""
+    load: PoolLoad | None = getattr(_local, "load", None)
+    if load is None:
+        return False
+    count = -(-extent // step)
+    parts = min(parts, count, load.threads - load.active + 1)
+    if parts <= 1:
+        return False
+    seconds = units * rate.seconds_per_unit
+    if step > 1:
+        bounds = [min(extent, b * step) for b in lead_bounds(count, parts, seconds)]
+    else:
+        bounds = lead_bounds(extent, parts, seconds, align)
+    clock = time.perf_counter
+    if parts > 2:
+
+        def timed(i: int) -> None:
+            lo, hi = bounds[i], bounds[i + 1]
+            start = clock()
+            work(lo, hi)
+            rate.note(units * (hi - lo) / extent, clock() - start)
+
+        parallel_for(parts, timed)
+        return True
+    cut = bounds[1]
+    second = threading.Lock()  # held by whoever runs the second range
+    done = threading.Lock()  # released when the helper's second range has ended
+    done.acquire()
+    failed: list[BaseException] = []
+    kept = [work]  # emptied once the caller holds the second range
+    queued = clock()
+
+    def helper() -> None:
+        load.note_helper_delay(clock() - queued)
+        if not second.acquire(blocking=False):
+            return  # started late: the caller ran it
+        try:
+            start = clock()
+            kept[0](cut, extent)
+            rate.note(units * (extent - cut) / extent, clock() - start)
+        except BaseException as exc:  # re-raised by the caller
+            failed.append(exc)
+        finally:
+            done.release()
+
+    if not _local.submit(helper):  # the pool is shutting down: the whole work here
+        kept.clear()
+        work(0, extent)
+        return True
+    try:
+        start = clock()
+        work(0, cut)
+        rate.note(units * cut / extent, clock() - start)
+    finally:
+        mine = second.acquire(blocking=False)
+        if mine:
+            kept.clear()
+        else:  # the helper has it: wait, even when the first range failed
+            done.acquire()
+    if mine:
+        start = clock()
+        work(cut, extent)
+        rate.note(units * (extent - cut) / extent, clock() - start)
+    elif failed:
+        raise failed[0]
+    return True
+
+
 def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:
     """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`parallel_for` (fewer when
     ``extent`` is smaller: none is empty), the first (the calling thread's) sized so that all
@@ -186,10 +276,18 @@ def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list
     if load is not None and seconds > 0.0 and delay > 0.0:
         pace: Pace = _local.pace
         caller = seconds * pace.slowness
-        helper = seconds * load.helpers_slowness(pace) / (parts - 1)
+        others, helpers = 0.0, 0  # the helpers' average slowness (a loop: no call)
+        for other in load.paces:
+            if other is not pace:
+                others += other.slowness
+                helpers += 1
+        helper = seconds * (others / helpers if helpers else 1.0) / (parts - 1)
         share = (LEAD_DELAYS * delay + helper) / (caller + helper)
         share = min(max(share, 1.0 / (parts + 1)), 2.0 / (parts + 1))
     first = min(extent - (parts - 1), max(1, round(extent * share)))
+    if parts == 2:  # the loop below, for its one bound
+        aligned = round(first / align) * align
+        return [0, aligned if 0 < aligned < extent else first, extent]
     rest = extent - first
     bounds = [0]
     for i in range(parts - 1):

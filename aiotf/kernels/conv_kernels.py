@@ -20,7 +20,6 @@ add per tap over the whole output) instead of materializing windows.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -719,21 +718,17 @@ def _pool_first(
         return None
     n = shape[0]
     out = np.empty(shape, x.dtype)
-    parts = min(n, intra_op.workers()) if x.nbytes >= SPLIT_POOL_BYTES else 1
-    bounds = intra_op.lead_bounds(n, parts, _POOL_RATE.seconds(x.size))
     lowest = []  # parts with a window of nothing but NaN or -inf
-    clock = time.perf_counter
 
-    def part(p: int) -> None:
-        lo, hi = bounds[p], bounds[p + 1]
-        start = clock()
+    def part(lo: int, hi: int) -> None:
         if not _max_into(windows, out, lo, hi):
-            lowest.append(p)
+            lowest.append(lo)
             return
         _activations_in_place(out[lo:hi], bias, node)
-        _POOL_RATE.note(x.size * (hi - lo) / n, clock() - start)
 
-    intra_op.parallel_for(len(bounds) - 1, part)
+    parts = n if x.nbytes >= SPLIT_POOL_BYTES else 1
+    if not intra_op.split(n, parts, _POOL_RATE, x.size, part):
+        part(0, n)
     return None if lowest else out
 
 

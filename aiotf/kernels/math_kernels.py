@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -195,39 +194,28 @@ def matmul(a: Array, b: Array, any_layout: bool = False) -> Array:
     (m, k), n = a.shape, b.shape[1]
     flops = 2.0 * m * k * n
     how = products.way(a, b, any_layout)
-    workers = 1 if flops < PARALLEL_MIN_FLOPS else intra_op.workers()
-    if workers == 1 or a.dtype.kind not in "fc":
+    if flops < PARALLEL_MIN_FLOPS or a.dtype.kind not in "fc":
         return products.product(a, b, how)
     by_rows = how.columns is None and (how.rows > 0 or m >= 2 * n or m >= 256)
     extent = m if by_rows else n
+    out = products.output(a, b, how)
+
+    def part(lo: int, hi: int) -> None:
+        if by_rows:
+            products.into(a[lo:hi], b, out[lo:hi], how)
+        else:
+            products.into(a, b[:, lo:hi], out[:, lo:hi], how.cols(lo, hi))
+
     # One part per thread: four parts for two threads cost mlp's MatMuls ~3% more (a narrower
     # product runs slower, and the helper's late start is not recovered by smaller parts). The
     # calling thread's part is the longer, by the helpers' start delay (intra_op.lead_bounds),
     # in whole blocks of PART_ALIGN rows or columns; or in whole row stacks or panels, so that
     # every row or column of the product is made by the same call as on one thread.
-    parts = int(min(extent, workers, max(2, flops // PART_FLOPS)))
-    seconds = _SPLIT_RATE.seconds(flops)
-    unit = how.rows or how.width
-    if unit:
-        units = -(-extent // unit)
-        bounds = [
-            min(extent, b * unit) for b in intra_op.lead_bounds(units, min(parts, units), seconds)
-        ]
-    else:
-        bounds = intra_op.lead_bounds(extent, parts, seconds, PART_ALIGN)
-    out = products.output(a, b, how)
-    clock = time.perf_counter
-
-    def part(i: int) -> None:
-        lo, hi = bounds[i], bounds[i + 1]
-        start = clock()
-        if by_rows:
-            products.into(a[lo:hi], b, out[lo:hi], how)
-        else:
-            products.into(a, b[:, lo:hi], out[:, lo:hi], how.cols(lo, hi))
-        _SPLIT_RATE.note(flops * (hi - lo) / extent, clock() - start)
-
-    intra_op.parallel_for(len(bounds) - 1, part)
+    parts = max(2, int(flops // PART_FLOPS))
+    if not intra_op.split(
+        extent, parts, _SPLIT_RATE, flops, part, PART_ALIGN, how.rows or how.width or 1
+    ):
+        products.into(a, b, out, how)
     return out
 
 
@@ -527,23 +515,17 @@ def add_n(*inputs: Array) -> Array:
     # Left to right, in place: one sum per element whatever the split. Sixteen 512x512 inputs
     # take ~1.3 ms of memory traffic on one core, so a large AddN shares it with idle threads.
     size = flat.size
-    parts = 1 if size * len(inputs) < ADD_N_PARALLEL_MIN else intra_op.workers()
     adds = size * (len(inputs) - 1)
-    # Slices of whole cache lines: no line written by two threads. Only split sums are timed
-    # (the rate is of a part while other threads work; a sum can also be empty).
-    bounds = intra_op.lead_bounds(size, parts, _ADD_N_RATE.seconds(adds), 64 // out.itemsize or 1)
-    clock = time.perf_counter
 
-    def part(i: int) -> None:
-        lo, hi = bounds[i], bounds[i + 1]
-        start = clock()
+    def add(lo: int, hi: int) -> None:
         np.add(views[0][lo:hi], views[1][lo:hi], out=flat[lo:hi])
         for x in views[2:]:
             np.add(flat[lo:hi], x[lo:hi], out=flat[lo:hi])
-        if parts > 1:
-            _ADD_N_RATE.note(adds * (hi - lo) / size, clock() - start)
 
-    intra_op.parallel_for(parts, part)
+    # Slices of whole cache lines: no line written by two threads.
+    parts = 1 if size * len(inputs) < ADD_N_PARALLEL_MIN else size
+    if not intra_op.split(size, parts, _ADD_N_RATE, adds, add, 64 // out.itemsize or 1):
+        add(0, size)
     return out
 
 

@@ -279,3 +279,192 @@ def test_a_rate_clamps_an_outlier_and_a_first_delay_comes_in_unclamped() -> None
     load = intra_op.PoolLoad(2)  # no delay seen yet: the first sample comes in unclamped
     load.note_helper_delay(1e-3)
     assert load.helper_delay == pytest.approx(1e-3 * intra_op.AVERAGE_WEIGHT)
+
+
+# -- split: a kernel's ranges, two of them without parallel_for's parts ------------------------
+
+
+def test_outside_a_pool_split_runs_nothing_and_says_so() -> None:
+    ran: list[tuple[int, int]] = []
+    rate = intra_op.Rate(1e-9)
+    assert not intra_op.split(100, 2, rate, 1e6, lambda lo, hi: ran.append((lo, hi)))
+    assert ran == [] and rate.seconds_per_unit == 1e-9  # the caller does the work, untimed
+
+
+async def test_split_runs_two_ranges_at_once_and_times_each(device: Device) -> None:
+    both = threading.Barrier(2, timeout=STALL_S)  # passes only if the two ranges run at once
+    ran: list[tuple[int, int, str]] = []
+    rate = intra_op.Rate(1.0)  # a first guess far off: any range's time moves it
+
+    def work(lo: int, hi: int) -> None:
+        ran.append((lo, hi, threading.current_thread().name))
+        both.wait()
+
+    def kernel() -> bool:
+        return intra_op.split(1000, 8, rate, 1000.0, work, align=16)
+
+    assert await device.run_in_pool(kernel)
+    (lo0, cut, caller), (lo1, end, helper) = sorted(ran)
+    assert (lo0, end) == (0, 1000) and lo1 == cut and cut % 16 == 0  # one range each, no gap
+    assert caller != helper
+    assert rate.seconds_per_unit < 1.0  # two samples of well under a second per unit
+
+
+async def test_split_waits_for_the_helpers_range(device: Device) -> None:
+    helper_started = threading.Event()
+    finished: list[int] = []
+
+    def work(lo: int, hi: int) -> None:
+        if lo == 0:  # the caller's: done at once, once the helper holds the second range
+            assert helper_started.wait(STALL_S)
+        else:
+            helper_started.set()
+            time.sleep(0.05)  # the caller sleeps on the lock meanwhile
+        finished.append(lo)
+
+    def kernel() -> list[int]:
+        assert intra_op.split(10, 2, intra_op.Rate(1e-9), 10.0, work)
+        return list(finished)
+
+    assert (await device.run_in_pool(kernel))[0] == 0
+    assert len(finished) == 2
+
+
+async def test_split_of_a_busy_pool_runs_nothing(device: Device) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def blocker() -> None:  # keeps the pool's other thread busy
+        started.set()
+        release.wait(STALL_S)
+
+    def kernel() -> bool:
+        return intra_op.split(10, 2, intra_op.Rate(1e-9), 10.0, lambda lo, hi: None)
+
+    blocking = asyncio.ensure_future(device.run_in_pool(blocker))
+    await asyncio.to_thread(started.wait, STALL_S)
+    split = await device.run_in_pool(kernel)
+    release.set()
+    await blocking
+    assert not split
+
+
+class _Late:
+    """A pool's submit whose helper jobs start only when :meth:`run` says: after the caller."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Callable[[], None]] = []
+
+    def __call__(self, fn: Callable[[], None]) -> bool:
+        self.jobs.append(fn)
+        return True
+
+    def run(self) -> None:
+        for job in self.jobs:
+            job()
+
+
+def test_a_late_helper_finds_both_ranges_run_and_keeps_nothing_alive() -> None:
+    import gc
+    import weakref
+
+    class Inputs:  # what a kernel's work closes over: its arrays
+        pass
+
+    load = intra_op.PoolLoad(2)
+    late = _Late()
+    ran: list[tuple[int, int, str]] = []
+
+    def kernel() -> weakref.ref[Inputs]:
+        inputs = Inputs()
+
+        def work(lo: int, hi: int, inputs: Inputs = inputs) -> None:
+            ran.append((lo, hi, threading.current_thread().name))
+
+        assert intra_op.split(100, 2, intra_op.Rate(1e-9), 100.0, work)
+        return weakref.ref(inputs)
+
+    kept = _in_a_pool_thread(load, kernel, late)
+    gc.collect()
+    assert kept() is None  # the queued helper job holds no reference to the work
+    assert [(lo, hi) for lo, hi, _ in ran] == [(0, 50), (50, 100)]
+    assert len({name for _, _, name in ran}) == 1  # both in the caller
+    late.run()  # the helper starts at last: nothing left to run
+    assert len(ran) == 2
+    assert load.helper_delay > 0.0  # ... but its delay is noted, the long ones most of all
+
+
+def test_a_failure_in_either_range_is_raised_by_the_caller_once_both_are_done() -> None:
+    load = intra_op.PoolLoad(2)
+    order: list[str] = []
+
+    def eager(fn: Callable[[], None]) -> bool:  # the helper runs at once, before the caller
+        fn()
+        return True
+
+    def failing_helper_range(lo: int, hi: int) -> None:
+        order.append(f"{lo}")
+        if lo > 0:
+            raise ValueError("the helper's range failed")
+
+    def run(work: Callable[[int, int], None], submit: intra_op.Submit) -> str:
+        def kernel() -> str:
+            try:
+                intra_op.split(10, 2, intra_op.Rate(1e-9), 10.0, work)
+            except ValueError as e:
+                order.append("raised")
+                return str(e)
+            return "no error"
+
+        return _in_a_pool_thread(load, kernel, submit)
+
+    assert run(failing_helper_range, eager) == "the helper's range failed"
+    assert order == ["5", "0", "raised"]  # the caller ran its own range, then raised
+
+    order.clear()
+    late = _Late()
+
+    def failing_first_range(lo: int, hi: int) -> None:
+        order.append(f"{lo}")
+        if lo == 0:
+            raise ValueError("the caller's range failed")
+
+    assert run(failing_first_range, late) == "the caller's range failed"
+    late.run()
+    assert order == ["0", "raised"]  # the second range never runs after the failure
+
+
+def test_split_in_a_pool_shutting_down_runs_the_work_whole_here() -> None:
+    ran: list[tuple[int, int]] = []
+
+    def kernel() -> bool:
+        return intra_op.split(
+            100, 2, intra_op.Rate(1e-9), 100.0, lambda lo, hi: ran.append((lo, hi))
+        )
+
+    assert _in_a_pool_thread(intra_op.PoolLoad(2), kernel, _no_pool)
+    assert ran == [(0, 100)]
+
+
+def test_split_in_more_ranges_covers_the_extent_in_whole_steps() -> None:
+    load = intra_op.PoolLoad(4)
+    ran: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def eager(fn: Callable[[], None]) -> bool:
+        fn()
+        return True
+
+    def work(lo: int, hi: int) -> None:
+        with lock:
+            ran.append((lo, hi))
+
+    def kernel() -> bool:
+        return intra_op.split(100, 3, intra_op.Rate(1e-9), 100.0, work, step=8)
+
+    assert _in_a_pool_thread(load, kernel, eager)
+    ranges = sorted(ran)
+    assert len(ranges) == 3 and ranges[0][0] == 0 and ranges[-1][1] == 100
+    # no gap or overlap
+    assert all(a[1] == b[0] for a, b in zip(ranges[:-1], ranges[1:], strict=True))
+    assert all(lo % 8 == 0 for lo, _ in ranges)  # whole steps: row stacks or panels
