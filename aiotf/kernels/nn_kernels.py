@@ -23,23 +23,30 @@ Array = np.ndarray[Any, Any]
 # a row of 512 is as fast as a tile). So over a large contiguous tensor Relu, and BiasAdd with a
 # short bias, run against one contiguous tile of about CHUNK elements (zeros, or the bias
 # repeated; a constant bias's tile is made once, see ``derived``) that stays in cache: the
-# tensor as rows of the tile's length in one call, then what is left: the same values.
+# tensor as rows of the tile's length in one call, then what is left: the same values. A tensor
+# laid out by columns (a product's, ``products``) is taken in its memory's order: its bias
+# repeats each value along a column, so its tile is the whole tensor's pattern (up to CHUNK
+# elements; mlp's 64x512 layers: bias and Relu 20 against 10 us warm, ~7 us a layer in the step).
 CHUNK = 1 << 16
 SHORT_ROW = 256  # a bias row at least this long broadcasts as fast as a tile
 _ZEROS: dict[np.dtype[Any], Array] = {}
 
 
-def _large_contiguous(x: Array) -> bool:
-    return x.size >= CHUNK // 4 and x.flags.c_contiguous
+def _order(x: Array) -> str:
+    """'C' or 'F' where ``x``'s elements are one block of memory in that order (both, as a
+    vector's are: 'C'), else ''."""
+    return "C" if x.flags.c_contiguous else "F" if x.flags.f_contiguous else ""
 
 
 def _tiled(ufunc: Any, x: Array, tile: Array, out: Array | None = None) -> Array:
-    """``ufunc(x, pattern)`` for contiguous ``x``, where ``tile`` repeats the second operand's
-    pattern and each run of ``tile.size`` elements of ``x`` starts at a repeat; into ``out``
-    (contiguous, ``x`` itself allowed) when given."""
+    """``ufunc(x, pattern)`` for ``x`` laid out in one block, where ``tile`` repeats the second
+    operand's pattern in ``x``'s memory order and each run of ``tile.size`` elements of it
+    starts at a repeat; into ``out`` (laid out as ``x``, ``x`` itself allowed) when given."""
     if out is None:
-        out = np.empty_like(x)
-    xf, of, step = x.reshape(-1), out.reshape(-1), tile.size
+        out = np.empty_like(x)  # in x's order
+    # Flat, in memory's order: by columns, the transpose's rows are.
+    xf, of = (x, out) if x.flags.c_contiguous else (x.T, out.T)
+    xf, of, step = xf.reshape(-1), of.reshape(-1), tile.size
     whole = x.size // step * step
     if whole:
         rows = (whole // step, step)
@@ -116,10 +123,16 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
 
 
 def add_bias_into(value: Array, bias: Array, out: Array | None = None) -> Array:
-    """``value + bias`` along the last axis (a short bias row through a tile, see CHUNK), into
-    ``out`` (contiguous, ``value`` itself allowed) when given."""
-    if 0 < bias.size < SHORT_ROW and value.dtype == bias.dtype and _large_contiguous(value):
-        return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile), out)
+    """``value + bias`` along the last axis (through a tile, see CHUNK), into ``out`` (laid out
+    as ``value``, ``value`` itself allowed) when given."""
+    if bias.size and value.dtype == bias.dtype and value.size >= CHUNK // 4:
+        order = _order(value)
+        if order == "C" and bias.size < SHORT_ROW and (out is None or _order(out) == "C"):
+            return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile), out)
+        if order == "F" and value.size <= CHUNK and (out is None or _order(out) == "F"):
+            reps = value.size // bias.size  # each bias value's run, down a column
+            tile = derived.derived(("bias_runs", reps), bias, lambda b: np.repeat(b, reps))
+            return _tiled(np.add, value, tile, out)
     result: Array = np.add(value, bias, out=out)
     return result
 
@@ -139,8 +152,11 @@ def relu(features: Array) -> Array:
 
 
 def relu_into(features: Array, out: Array | None) -> Array:
-    """Relu's values, into ``out`` (contiguous, ``features`` itself allowed) when given."""
-    if features.dtype.kind == "f" and _large_contiguous(features):  # NaN stays NaN, as below
+    """Relu's values, into ``out`` (laid out as ``features``, ``features`` itself allowed) when
+    given."""
+    order = _order(features) if features.size >= CHUNK // 4 else ""
+    if features.dtype.kind == "f" and order and (out is None or _order(out) == order):
+        # NaN stays NaN, as below
         zeros = _ZEROS.get(features.dtype)
         if zeros is None:
             zeros = _ZEROS[features.dtype] = np.zeros(CHUNK, features.dtype)

@@ -429,6 +429,32 @@ def test_a_constant_bias_tile_is_made_once_and_values_stay_right() -> None:
         assert not tile.flags.writeable
 
 
+@pytest.mark.parametrize("shape", [(64, 512), (8, 20, 300), (700, 90)])
+def test_bias_add_and_relu_of_a_tensor_laid_out_by_columns_keep_its_layout(shape) -> None:
+    """A product left by columns (``products``): BiasAdd and Relu take it in its memory's order
+    (a constant bias as runs of each value down a column, made once), with numpy's values, and
+    in place or into a new tensor laid out the same way. (700 x 90 is past CHUNK: broadcast.)"""
+    from aiotf.kernels import derived, nn_kernels
+
+    rng = np.random.default_rng(9)
+    value = np.asfortranarray(rng.standard_normal(shape).astype(F32))
+    value.T.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    bias = rng.standard_normal(shape[-1]).astype(F32)
+    derived.freeze(bias)
+    for _ in range(2):
+        got = nn_kernels.bias_add(value, bias, data_format=b"NHWC")
+        assert np.array_equal(got, value + bias, equal_nan=True) and got.flags.f_contiguous
+        relu = nn_kernels.relu(got)
+        assert np.array_equal(relu, np.maximum(got, F32(0)), equal_nan=True)
+        assert relu.flags.f_contiguous
+        assert np.array_equal(np.signbit(relu), np.signbit(np.maximum(got, F32(0))))
+        same_memory = value.copy(order="F")
+        assert nn_kernels._bias_add_forward(same_memory, bias, data_format=b"NHWC") is same_memory
+        assert np.array_equal(same_memory, value + bias, equal_nan=True)
+    runs = derived.kept(("bias_runs", value.size // shape[-1]), bias)
+    assert (runs is not None) == (value.size <= nn_kernels.CHUNK)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
 def test_bias_add_and_relu_forwarded_write_the_kernels_values_over_their_input(dtype) -> None:
     """``forward`` (compiled schedules, a dying input): the very values the kernel makes, into
