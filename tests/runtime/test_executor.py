@@ -1142,3 +1142,42 @@ def test_two_parts_of_one_shape_read_the_same_once_renamed() -> None:
     assert "add1" not in first and "2.5" not in first and "64" not in first
     assert "known = q.get(" in first and "_deref(" in first  # the rest as it was
     compile(first, "<part>", "exec")
+
+
+async def test_a_step_ignores_numpys_float_errors_and_restores_the_callers_state() -> None:
+    """A step's kernels never warn (as TensorFlow's); the caller's own numpy error state, here
+    "raise", is back after the run, and after a failing one."""
+    import aiotf
+
+    g = aiotf.Graph()
+    with g.as_default():
+        x = aiotf.placeholder(aiotf.float32, [None])
+        y = x / aiotf.constant(0.0) + aiotf.exp(x * 1000.0)
+        bad = aiotf.reshape(x, [2])  # fed three: fails in the step
+    async with aiotf.Session(graph=g) as sess:
+        with np.errstate(all="raise"):
+            got = await sess.run(y, {x: np.array([1.0, -1.0, 0.0], np.float32)})
+            assert np.geterr()["divide"] == "raise" and np.geterr()["over"] == "raise"
+            with pytest.raises(aiotf.errors.InvalidArgumentError):
+                await sess.run(bad, {x: np.zeros(3, np.float32)})
+            assert np.geterr()["invalid"] == "raise"
+    assert got[0] == np.inf and np.isnan(got[2])
+
+
+def test_float_errors_are_switched_the_public_way_where_numpys_internals_moved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    import numpy._core
+
+    from aiotf.runtime import executor
+
+    for moved in (False, True):
+        if moved:  # numpy's internals without the context variable: np.errstate instead
+            monkeypatch.setattr(numpy._core, "_ufunc_config", types.ModuleType("moved"))
+        ignore, restore = executor._float_error_switches()
+        state = ignore()
+        assert np.geterr()["over"] == "ignore" and np.geterr()["divide"] == "ignore"
+        restore(state)
+        assert np.geterr()["over"] == "warn" and np.geterr()["divide"] == "warn"
