@@ -251,7 +251,7 @@ def split(
 
 
 def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:
-    """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`parallel_for` (fewer when
+    """Bounds ``[0, ..., extent]`` of ``parts`` ranges for :func:`split` (fewer when
     ``extent`` is smaller: none is empty), the first (the calling thread's) sized so that all
     end at about the same time; every inner bound the nearest multiple of ``align`` unless that
     would leave a part empty.

@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -98,21 +98,7 @@ def _key(kind: Hashable, a: Array, owner: Array | None) -> Hashable:
 
 def kept(kind: Hashable, source: Array) -> Array | None:
     """The value of ``kind`` kept for ``source``'s memory and geometry, or None."""
-    known = _by_array.get(id(source))
-    if known is not None and known[0]() is source:
-        owner = known[1]()  # alive while source is; still frozen? (it could be made writable)
-        value = known[2].get(_geometry(kind, source))
-        if value is not None and owner is not None and not owner.flags.writeable:
-            return value
-    if not frozen(source):
-        return None
-    owner = _owner(source)
-    entry = _entries.get(_key(kind, source, owner))
-    if entry is None or entry[0]() is not owner:
-        return None
-    assert owner is not None  # source is frozen
-    _remember(kind, source, owner, entry[1])
-    return entry[1]
+    return derived(kind, source, None)
 
 
 def _remember(kind: Hashable, source: Array, owner: Array, value: Array) -> None:
@@ -146,13 +132,37 @@ def room(nbytes: int) -> bool:
     return _bytes + nbytes <= CACHE_BYTES
 
 
-def derived(kind: Hashable, source: Array, make: Callable[[Array], Array]) -> Array:
-    """``make(source)``, made once per frozen ``source`` (and ``kind``) while its memory lives."""
-    value = kept(kind, source)
-    if value is not None:
-        return value
+@overload
+def derived(kind: Hashable, source: Array, make: Callable[[Array], Array]) -> Array: ...
+@overload
+def derived(kind: Hashable, source: Array, make: None) -> Array | None: ...
+
+
+def derived(kind: Hashable, source: Array, make: Callable[[Array], Array] | None) -> Array | None:
+    """``make(source)``, made once per frozen ``source`` (and ``kind``) while its memory lives;
+    without ``make``, what is kept, or None (:func:`kept`).
+
+    Found again by ``source``'s identity first, in this function itself: a kernel asks run
+    after run (a bias's tile between two of mlp's products), and each Python call on the way
+    costs about a microsecond in a step's cold caches."""
+    known = _by_array.get(id(source))
+    if known is not None and known[0]() is source:
+        owner = known[1]()  # alive while source is; still frozen? (it could be made writable)
+        value = known[2].get((kind, source.shape, source.strides, source.dtype))  # _geometry's
+        if value is not None and owner is not None and not owner.flags.writeable:
+            return value
+    is_frozen = frozen(source)
+    if is_frozen:
+        owner = _owner(source)
+        entry = _entries.get(_key(kind, source, owner))
+        if entry is not None and entry[0]() is owner:
+            assert owner is not None  # source is frozen
+            _remember(kind, source, owner, entry[1])
+            return entry[1]
+    if make is None:
+        return None
     value = make(source)
-    if frozen(source) and not np.may_share_memory(value, source):
+    if is_frozen and not np.may_share_memory(value, source):
         value.flags.writeable = False
         _keep(kind, source, value)
     return value

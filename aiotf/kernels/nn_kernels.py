@@ -47,6 +47,9 @@ def _tiled(ufunc: Any, x: Array, tile: Array, out: Array | None = None) -> Array
     # Flat, in memory's order: by columns, the transpose's rows are.
     xf, of = (x, out) if x.flags.c_contiguous else (x.T, out.T)
     xf, of, step = xf.reshape(-1), of.reshape(-1), tile.size
+    if x.size <= step:  # one run of the tile (mlp's layers): no rows of views to make
+        ufunc(xf, tile if x.size == step else tile[: x.size], out=of)
+        return out
     whole = x.size // step * step
     if whole:
         rows = (whole // step, step)
@@ -85,16 +88,22 @@ def _add_bias(value: Array, bias: Array, channel: int, out: Array | None = None)
 
 def _bias_add_forward(value: Array, bias: Array, *, data_format: bytes) -> Array:
     """BiasAdd into ``value`` (see ``register_kernel``'s ``forward``); raises before it writes
-    when the kernel would fail or answer in another dtype."""
-    channel = _bias_channel(value, data_format)
+    when the kernel would fail or answer in another dtype. (``_bias_channel`` and ``_add_bias``
+    written out: in a step's cold caches each call costs about a microsecond, and this runs
+    between a model's products.)"""
+    last = value.ndim - 1
+    channel = 1 if data_format == b"NCHW" and last >= 2 else last
     if (
-        value.ndim < 2
+        last < 1
         or bias.ndim != 1
         or value.shape[channel] != bias.shape[0]
         or value.dtype != bias.dtype
     ):
         raise ValueError("not BiasAdd's operands, or not of one dtype")
-    return _add_bias(value, bias, channel, out=value)
+    if channel == last:
+        return add_bias_into(value, bias, value)
+    result: Array = np.add(value, bias.reshape((-1,) + (1,) * (last - 1)), out=value)
+    return result
 
 
 @register_kernel(
@@ -126,10 +135,12 @@ def add_bias_into(value: Array, bias: Array, out: Array | None = None) -> Array:
     """``value + bias`` along the last axis (through a tile, see CHUNK), into ``out`` (laid out
     as ``value``, ``value`` itself allowed) when given."""
     if bias.size and value.dtype == bias.dtype and value.size >= CHUNK // 4:
-        order = _order(value)
-        if order == "C" and bias.size < SHORT_ROW and (out is None or _order(out) == "C"):
-            return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile), out)
-        if order == "F" and value.size <= CHUNK and (out is None or _order(out) == "F"):
+        flags = value.flags  # _order's, written out (see _bias_add_forward)
+        out_order = "CF" if out is None or out is value else _order(out)  # "CF": as value
+        if flags.c_contiguous:
+            if bias.size < SHORT_ROW and "C" in out_order:
+                return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile), out)
+        elif flags.f_contiguous and value.size <= CHUNK and "F" in out_order:
             reps = value.size // bias.size  # each bias value's run, down a column
             tile = derived.derived(("bias_runs", reps), bias, lambda b: np.repeat(b, reps))
             return _tiled(np.add, value, tile, out)
@@ -154,9 +165,13 @@ def relu(features: Array) -> Array:
 def relu_into(features: Array, out: Array | None) -> Array:
     """Relu's values, into ``out`` (laid out as ``features``, ``features`` itself allowed) when
     given."""
-    order = _order(features) if features.size >= CHUNK // 4 else ""
-    if features.dtype.kind == "f" and order and (out is None or _order(out) == order):
-        # NaN stays NaN, as below
+    flags = features.flags  # _order's, written out (see _bias_add_forward)
+    if (
+        features.dtype.kind == "f"
+        and features.size >= CHUNK // 4
+        and (flags.c_contiguous or flags.f_contiguous)
+        and (out is None or out is features or _order(out) == _order(features))
+    ):  # NaN stays NaN, as below
         zeros = _ZEROS.get(features.dtype)
         if zeros is None:
             zeros = _ZEROS[features.dtype] = np.zeros(CHUNK, features.dtype)

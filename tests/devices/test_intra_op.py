@@ -52,7 +52,10 @@ async def test_an_idle_pool_thread_takes_parts(device: Device) -> None:
     assert len(threads) == 2
 
 
-async def test_the_caller_returns_only_once_a_helpers_part_has_finished(device: Device) -> None:
+@pytest.mark.parametrize("how", ["parallel_for", "split"])
+async def test_the_caller_returns_only_once_a_helpers_part_has_finished(
+    device: Device, how: str
+) -> None:
     helper_started = threading.Event()
     finished: list[int] = []
 
@@ -65,7 +68,10 @@ async def test_the_caller_returns_only_once_a_helpers_part_has_finished(device: 
         finished.append(i)
 
     def kernel() -> list[int]:
-        intra_op.parallel_for(2, part)
+        if how == "parallel_for":
+            intra_op.parallel_for(2, part)
+        else:  # two ranges of one: part 0 here, part 1 on the helper
+            assert intra_op.split(2, 2, intra_op.Rate(1e-9), 2.0, lambda lo, hi: part(lo))
         return list(finished)
 
     assert await device.run_in_pool(kernel) == [0, 1]
@@ -79,17 +85,19 @@ async def test_a_busy_pool_runs_a_kernel_whole_in_its_own_thread(device: Device)
         started.set()
         release.wait(STALL_S)
 
-    def kernel() -> tuple[int, set[str]]:
+    def kernel() -> tuple[int, set[str], bool]:
         threads: set[str] = set()
         intra_op.parallel_for(3, lambda i: threads.add(threading.current_thread().name))
-        return intra_op.workers(), threads
+        split = intra_op.split(10, 2, intra_op.Rate(1e-9), 10.0, lambda lo, hi: None)
+        return intra_op.workers(), threads, split
 
     blocking = asyncio.ensure_future(device.run_in_pool(blocker))
     await asyncio.to_thread(started.wait, STALL_S)
-    workers, threads = await device.run_in_pool(kernel)
+    workers, threads, split = await device.run_in_pool(kernel)
     release.set()
     await blocking
     assert workers == 1 and len(threads) == 1  # no helper: nothing idle to help
+    assert not split  # split runs nothing, the kernel runs its work whole
 
 
 async def test_a_failing_part_is_raised_and_stops_the_claiming(device: Device) -> None:
@@ -308,45 +316,6 @@ async def test_split_runs_two_ranges_at_once_and_times_each(device: Device) -> N
     assert (lo0, end) == (0, 1000) and lo1 == cut and cut % 16 == 0  # one range each, no gap
     assert caller != helper
     assert rate.seconds_per_unit < 1.0  # two samples of well under a second per unit
-
-
-async def test_split_waits_for_the_helpers_range(device: Device) -> None:
-    helper_started = threading.Event()
-    finished: list[int] = []
-
-    def work(lo: int, hi: int) -> None:
-        if lo == 0:  # the caller's: done at once, once the helper holds the second range
-            assert helper_started.wait(STALL_S)
-        else:
-            helper_started.set()
-            time.sleep(0.05)  # the caller sleeps on the lock meanwhile
-        finished.append(lo)
-
-    def kernel() -> list[int]:
-        assert intra_op.split(10, 2, intra_op.Rate(1e-9), 10.0, work)
-        return list(finished)
-
-    assert (await device.run_in_pool(kernel))[0] == 0
-    assert len(finished) == 2
-
-
-async def test_split_of_a_busy_pool_runs_nothing(device: Device) -> None:
-    release = threading.Event()
-    started = threading.Event()
-
-    def blocker() -> None:  # keeps the pool's other thread busy
-        started.set()
-        release.wait(STALL_S)
-
-    def kernel() -> bool:
-        return intra_op.split(10, 2, intra_op.Rate(1e-9), 10.0, lambda lo, hi: None)
-
-    blocking = asyncio.ensure_future(device.run_in_pool(blocker))
-    await asyncio.to_thread(started.wait, STALL_S)
-    split = await device.run_in_pool(kernel)
-    release.set()
-    await blocking
-    assert not split
 
 
 class _Late:
