@@ -136,11 +136,14 @@ def add_bias_into(value: Array, bias: Array, out: Array | None = None) -> Array:
     as ``value``, ``value`` itself allowed) when given."""
     if bias.size and value.dtype == bias.dtype and value.size >= CHUNK // 4:
         flags = value.flags  # _order's, written out (see _bias_add_forward)
-        out_order = "CF" if out is None or out is value else _order(out)  # "CF": as value
         if flags.c_contiguous:
-            if bias.size < SHORT_ROW and "C" in out_order:
+            if bias.size < SHORT_ROW and (out is None or out is value or _order(out) == "C"):
                 return _tiled(np.add, value, derived.derived("bias_tile", bias, _bias_tile), out)
-        elif flags.f_contiguous and value.size <= CHUNK and "F" in out_order:
+        elif (
+            flags.f_contiguous
+            and value.size <= CHUNK
+            and (out is None or out is value or _order(out) == "F")
+        ):
             reps = value.size // bias.size  # each bias value's run, down a column
             tile = derived.derived(("bias_runs", reps), bias, lambda b: np.repeat(b, reps))
             return _tiled(np.add, value, tile, out)
