@@ -8,10 +8,11 @@ shuffled every round (seeded): a rotation would always put the same contender af
 other one. Before each batch the loop sleeps ``SETTLE_S``, so that the threads a contender
 leaves spinning (OpenBLAS's workers after numpy's matmuls spin for about 2**28 cycles;
 TensorFlow's Eigen pools spin too) have gone to sleep and do not take a core from the next
-one. The short probe that sizes each contender's batches settles first too: probed right after
-numpy's matmuls, aiotf's wide16 ran on one core and got half the runs a batch of the others, so
-a larger share of its runs were a batch's first, which are the slowest. Every run is timed on
-its own with ``perf_counter``; statistics are over all runs of all rounds.
+one. The short probe that sizes each contender's first batch settles first too: probed right
+after numpy's matmuls, aiotf's wide16 ran on one core and got half the runs a batch of the
+others, so a larger share of its runs were a batch's first, which are the slowest; its later
+batches follow its median run so far. Every run is timed on its own with ``perf_counter``;
+statistics are over all runs of all rounds.
 
 Sync contenders (numpy, TensorFlow) are called straight from the loop; TensorFlow's ``run``
 blocks the event loop while it runs, exactly as it would in an asyncio program.
@@ -145,13 +146,24 @@ async def time_interleaved(
     max_batch: int = 100_000,
 ) -> dict[str, list[float]]:
     """Per-run times of every contender, ``rounds`` interleaved batches of ~budget/rounds each,
-    in a shuffled order every round, ``settle`` seconds of quiet before each batch."""
+    in a shuffled order every round, ``settle`` seconds of quiet before each batch.
+
+    A batch's size follows its contender's median run so far (the first round's, a probe of two
+    runs): sized once by the probe, a contender whose two probe runs both came out slow ran
+    every batch short, so more of its runs were a batch's first, which are the slowest (wide16's
+    aiotf once got 2 runs a batch against TensorFlow's 5; its first run of a batch is ~5% slower
+    than the next, TensorFlow's ~2%)."""
     batch: dict[str, int] = {}
+    per_batch = budget / rounds
+
+    def size(seconds: float) -> int:
+        return max(1, min(max_batch, int(per_batch / max(seconds, 1e-7))))
+
     for c in contenders:
         probe: list[float] = []
         await asyncio.sleep(settle)  # sized on quiet cores, as it is timed: not on what the
         await c.time_batch(2, probe)  # contender before left spinning
-        batch[c.label] = max(1, min(max_batch, int(budget / rounds / max(min(probe), 1e-7))))
+        batch[c.label] = size(min(probe))
     samples: dict[str, list[float]] = {c.label: [] for c in contenders}
     order = list(contenders)
     shuffle = random.Random(0).shuffle
@@ -160,6 +172,7 @@ async def time_interleaved(
         for c in order:
             await asyncio.sleep(settle)
             await c.time_batch(batch[c.label], samples[c.label])
+            batch[c.label] = size(float(np.median(samples[c.label])))
         gc.collect()
     return samples
 

@@ -105,6 +105,23 @@ async def test_batches_are_sized_on_quiet_cores() -> None:
     assert max(samples["victim"]) < 0.015
 
 
+async def test_batches_follow_each_contenders_median() -> None:
+    """A contender whose probe runs both came out slow (its first calls) gets full batches
+    from the next round on, sized by its runs so far, not short ones for the whole timing."""
+    calls = [0]
+
+    def warming() -> None:
+        calls[0] += 1
+        time.sleep(0.02 if calls[0] <= 2 else 0.002)
+
+    samples = await time_interleaved(
+        [Contender("warming", call=warming)], rounds=3, budget=0.06, settle=0.0
+    )
+    runs = samples["warming"]
+    assert runs[0] < 0.015  # the probe's runs are not samples
+    assert len(runs) >= 12  # 1 run (sized by the probe), then ~10 a round; 3 if never resized
+
+
 def test_references_agree_with_each_other() -> None:
     """The concurrent workload's reference is mlp_b1's, request by request."""
     params = WORKLOADS["mlp_b1"].make_params(np.random.default_rng(0))
