@@ -10,8 +10,8 @@ leaves spinning (OpenBLAS's workers after numpy's matmuls spin for about 2**28 c
 TensorFlow's Eigen pools spin too) have gone to sleep and do not take a core from the next
 one. The short probe that sizes each contender's first batch settles first too: probed right
 after numpy's matmuls, aiotf's wide16 ran on one core and got half the runs a batch of the
-others, so a larger share of its runs were a batch's first, which are the slowest; its later
-batches follow its median run so far. Every run is timed on its own with ``perf_counter``;
+others, so a larger share of its runs were a batch's first, which are the slowest; each later
+batch is sized by the median run of the one before. Every run is timed on its own with ``perf_counter``;
 statistics are over all runs of all rounds.
 
 Sync contenders (numpy, TensorFlow) are called straight from the loop; TensorFlow's ``run``
@@ -148,11 +148,11 @@ async def time_interleaved(
     """Per-run times of every contender, ``rounds`` interleaved batches of ~budget/rounds each,
     in a shuffled order every round, ``settle`` seconds of quiet before each batch.
 
-    A batch's size follows its contender's median run so far (the first round's, a probe of two
-    runs): sized once by the probe, a contender whose two probe runs both came out slow ran
-    every batch short, so more of its runs were a batch's first, which are the slowest (wide16's
-    aiotf once got 2 runs a batch against TensorFlow's 5; its first run of a batch is ~5% slower
-    than the next, TensorFlow's ~2%)."""
+    A batch's size follows the median run of its contender's batch before (the first batch's,
+    the quicker of two probe runs): sized once by the probe, a contender whose two probe runs
+    both came out slow ran every batch short, so more of its runs were a batch's first, which
+    are the slowest (wide16's aiotf once got 2 runs a batch against TensorFlow's 5; its first run
+    of a batch is ~5% slower than the next, TensorFlow's ~2%)."""
     batch: dict[str, int] = {}
     per_batch = budget / rounds
 
@@ -171,8 +171,9 @@ async def time_interleaved(
         shuffle(order)
         for c in order:
             await asyncio.sleep(settle)
-            await c.time_batch(batch[c.label], samples[c.label])
-            batch[c.label] = size(float(np.median(samples[c.label])))
+            runs = samples[c.label]
+            await c.time_batch(batch[c.label], runs)
+            batch[c.label] = size(float(np.median(runs[-batch[c.label] :])))
         gc.collect()
     return samples
 

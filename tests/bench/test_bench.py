@@ -107,7 +107,7 @@ async def test_batches_are_sized_on_quiet_cores() -> None:
 
 async def test_batches_follow_each_contenders_median() -> None:
     """A contender whose probe runs both came out slow (its first calls) gets full batches
-    from the next round on, sized by its runs so far, not short ones for the whole timing."""
+    from the next round on, sized by its batch before, not short ones for the whole timing."""
     calls = [0]
 
     def warming() -> None:
@@ -119,7 +119,7 @@ async def test_batches_follow_each_contenders_median() -> None:
     )
     runs = samples["warming"]
     assert runs[0] < 0.015  # the probe's runs are not samples
-    assert len(runs) >= 12  # 1 run (sized by the probe), then ~10 a round; 3 if never resized
+    assert len(runs) >= 8  # 1 run (sized by the probe), then ~10 a round; 3 if never resized
 
 
 def test_references_agree_with_each_other() -> None:
