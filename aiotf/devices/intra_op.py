@@ -310,9 +310,6 @@ class Rate:
     def __init__(self, seconds_per_unit: float) -> None:
         self.seconds_per_unit = seconds_per_unit  # the first guess, until parts have been timed
 
-    def seconds(self, units: float) -> float:
-        return units * self.seconds_per_unit
-
     def note(self, units: float, seconds: float) -> None:
         """A part of ``units`` took ``seconds``: into the average, and into the calling pool
         thread's :class:`Pace` as its time over the average's (clamped to OUTLIER_RATIO)."""

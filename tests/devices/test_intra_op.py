@@ -258,12 +258,12 @@ def test_the_caller_runs_part_0_and_a_helper_notes_its_delay() -> None:
 
 def test_a_rate_averages_its_samples() -> None:
     rate = intra_op.Rate(1e-9)
-    assert rate.seconds(1000) == pytest.approx(1e-6)
+    assert 1000 * rate.seconds_per_unit == pytest.approx(1e-6)
     for _ in range(100):
         rate.note(1000, 2e-6)
-    assert rate.seconds(1000) == pytest.approx(2e-6, rel=1e-3)
+    assert 1000 * rate.seconds_per_unit == pytest.approx(2e-6, rel=1e-3)
     rate.note(0, 1.0)  # no work: no sample
-    assert rate.seconds(1000) == pytest.approx(2e-6, rel=1e-3)
+    assert 1000 * rate.seconds_per_unit == pytest.approx(2e-6, rel=1e-3)
 
 
 def test_one_late_helper_moves_the_delay_average_by_at_most_three_eighths() -> None:
@@ -283,7 +283,7 @@ def test_one_late_helper_moves_the_delay_average_by_at_most_three_eighths() -> N
 def test_a_rate_clamps_an_outlier_and_a_first_delay_comes_in_unclamped() -> None:
     rate = intra_op.Rate(1e-9)
     rate.note(1000, 1.0)  # a part that took a second: at most four times the average
-    assert rate.seconds(1000) == pytest.approx(1e-6 * (1 + 3 / 8))
+    assert 1000 * rate.seconds_per_unit == pytest.approx(1e-6 * (1 + 3 / 8))
     load = intra_op.PoolLoad(2)  # no delay seen yet: the first sample comes in unclamped
     load.note_helper_delay(1e-3)
     assert load.helper_delay == pytest.approx(1e-3 * intra_op.AVERAGE_WEIGHT)
