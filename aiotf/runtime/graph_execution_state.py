@@ -5,7 +5,9 @@ places the whole graph afresh: stateful nodes keep the device they were given (t
 there), every other node is placed again, so a generator placed alone may now join a new
 consumer's device. Executors already built keep the partitions they were built from (the graph
 is copied, never changed in place). With ``graph_options.place_pruned_graph`` nothing is placed up
-front: each build places its pruned graph, and only stateful nodes keep their device.
+front: each build places its pruned graph, and only stateful nodes keep their device. Each
+extension also puts commutative ops' inputs in grappler's order (``canonicalizer.py``) once the
+graph is large enough for grappler to run on it.
 
 ``build`` turns one call signature into per-device partition graphs: POST_REWRITE_FOR_EXEC after
 the feed/fetch rewrite and pruning, POST_PARTITIONING after partitioning, then the GraphOptimizer
@@ -22,7 +24,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from aiotf.devices.device_mgr import DeviceMgr
-from aiotf.runtime import graph_optimizer, graph_verifier, partition, placer, subgraph
+from aiotf.runtime import (
+    canonicalizer,
+    graph_optimizer,
+    graph_verifier,
+    partition,
+    placer,
+    subgraph,
+)
 from aiotf.runtime.function import FunctionLibraryDefinition
 from aiotf.runtime.graph import Graph, Node, node_from_def
 from aiotf.runtime.optimization_registry import Grouping, PassOptions, run_grouping
@@ -68,6 +77,8 @@ class GraphExecutionState:
         for node in new_nodes:
             candidate.add(node)
         _check_inputs_exist(candidate, new_nodes)
+        if canonicalizer.applies(self._config, len(candidate)):
+            canonicalizer.canonicalize(candidate)  # its nodes are copies
         if not self._place_pruned_graph:
             for node in candidate:  # TF's RestoreStatefulNodes: only stateful nodes stay put
                 if not node.is_stateful:

@@ -119,19 +119,30 @@ async def test_add_n_and_empty(run, same) -> None:
         await run("AddN", [np.ones(2, F32), np.ones(3, F32)])
 
 
+@pytest.mark.parametrize("n", [9, 16, 17, 26])
 @pytest.mark.parametrize("workers", [1, 3])
-async def test_a_large_add_n_sums_left_to_right_however_it_is_split(
-    run, same, monkeypatch, workers
+async def test_a_large_add_n_sums_in_tensorflows_order_however_it_is_split(
+    run, same, monkeypatch, workers, n
 ) -> None:
-    # 9 x 240,000 inputs: over the size to share the sum out; with 3 workers, in 3 slices.
+    # n x 240,000 inputs: over the size to share the sum out; with 3 workers, in 3 slices.
     from aiotf.devices import intra_op
 
     monkeypatch.setattr(intra_op, "workers", lambda: workers)
     rng = np.random.default_rng(8)
-    xs = [(rng.standard_normal((300, 800)) * 10 ** (i % 4)).astype(F32) for i in range(9)]
-    same(await run("AddN", xs), _left_to_right(xs), rtol=0)
+    xs = [(rng.standard_normal((300, 800)) * 10 ** (i % 4)).astype(F32) for i in range(n)]
+    same(await run("AddN", xs), _in_tensorflows_order(_by_name(xs)), rtol=0)
     strided = [x[:, ::2] for x in xs]
-    same(await run("AddN", strided), _left_to_right(strided), rtol=0)
+    same(await run("AddN", strided), _in_tensorflows_order(_by_name(strided)), rtol=0)
+
+
+async def test_add_n_of_more_than_nine_is_not_a_left_to_right_sum(run) -> None:
+    # The orders differ in the last bits (what the test above pins down is not vacuous).
+    rng = np.random.default_rng(9)
+    xs = [(rng.standard_normal(4096) * 10 ** (i % 4)).astype(F32) for i in range(16)]
+    got = await run("AddN", xs)
+    assert np.array_equal(got, _in_tensorflows_order(_by_name(xs)))
+    assert not np.array_equal(got, _left_to_right(_by_name(xs)))
+    assert not np.array_equal(got, _in_tensorflows_order(xs))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -169,6 +180,23 @@ def _left_to_right(xs: list[np.ndarray]) -> np.ndarray:
     total = xs[0] + xs[1]
     for x in xs[2:]:
         total = total + x  # float32 rounding: the order is part of the answer
+    return total
+
+
+def _by_name(xs: list[np.ndarray]) -> list[np.ndarray]:
+    """``run``'s inputs in the order grappler sorts them: by their placeholders' names,
+    ``in0``, ``in1``, ``in10``... (the session's graph is canonicalized, canonicalizer.py)."""
+    return [xs[i] for i in sorted(range(len(xs)), key=lambda i: f"in{i}")]
+
+
+def _in_tensorflows_order(xs: list[np.ndarray]) -> np.ndarray:
+    """TensorFlow's AddN kernel: the first n % 8 (8 or 9 for 0 or 1) left to right, then each
+    next eight left to right, added to the total (checked bit for bit against TensorFlow 2.21
+    with grappler off; with it on, the inputs are sorted first: test_tf_graphs.py)."""
+    lead = {0: 8, 1: 9}.get(len(xs) % 8, len(xs) % 8)
+    total = _left_to_right(xs[:lead])
+    for i in range(lead, len(xs), 8):
+        total = total + _left_to_right(xs[i : i + 8])
     return total
 
 

@@ -224,11 +224,12 @@ TF_INVARIANT_CPU1 = {
 Build = Callable[[str, str], tuple[Any, dict[Any, Any]]]
 
 
-def _config(opt_level: int = 0) -> Any:
-    options = aiotf.OptimizerOptions(opt_level=opt_level)
-    return aiotf.ConfigProto(
-        device_count={"CPU": 2}, graph_options=aiotf.GraphOptions(optimizer_options=options)
+def _config(opt_level: int = 0, grappler: bool = True) -> Any:
+    options = aiotf.GraphOptions(
+        optimizer_options=aiotf.OptimizerOptions(opt_level=opt_level),
+        rewrite_options={"disable_meta_optimizer": not grappler},
     )
+    return aiotf.ConfigProto(device_count={"CPU": 2}, graph_options=options)
 
 
 def _graph(build: Build, devices: tuple[str, str]) -> tuple[aiotf.Graph, Any, dict[Any, Any]]:
@@ -463,7 +464,8 @@ async def _partitions(build: Build) -> tuple[Any, dict[str, dict[str, str]]]:
     """The value and the partition graphs of ``build``'s graph, as TF_* records them."""
     g, fetches, feeds = _graph(build, TWO_DEVICES)
     metadata = aiotf.RunMetadata()
-    async with aiotf.Session(graph=g, config=_config(opt_level=-1)) as sess:
+    config = _config(opt_level=-1, grappler=False)  # as recorded
+    async with aiotf.Session(graph=g, config=config) as sess:
         value = await sess.run(
             fetches,
             feeds,

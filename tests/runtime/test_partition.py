@@ -151,10 +151,11 @@ async def _partitions(
 ) -> tuple[Any, Partitions]:
     """Run ``g`` on two CPUs (no optimizations); its partitions: device -> name -> (op, inputs,
     tensor_name of a _Send/_Recv)."""
-    config = aiotf.ConfigProto(
-        device_count={"CPU": 2},
-        graph_options=aiotf.GraphOptions(optimizer_options=aiotf.OptimizerOptions(opt_level=-1)),
+    options = aiotf.GraphOptions(
+        optimizer_options=aiotf.OptimizerOptions(opt_level=-1),
+        rewrite_options={"disable_meta_optimizer": True},  # grappler off, as recorded
     )
+    config = aiotf.ConfigProto(device_count={"CPU": 2}, graph_options=options)
     metadata = aiotf.RunMetadata()
     async with aiotf.Session(graph=g, config=config) as sess:
         value = await sess.run(

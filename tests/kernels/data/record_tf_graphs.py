@@ -93,6 +93,35 @@ def assert_guard() -> tuple[Any, list[dict[str, Any]]]:
     return y, steps
 
 
+def add_n_sorted() -> tuple[Any, list[dict[str, Any]]]:
+    """Sixteen inputs whose names sort in another order (grappler sorts them: the sum's bits
+    follow), of many magnitudes, so that the order shows in the last bits."""
+    xs = [tf1.placeholder(tf.float32, [64], name=f"x{i}") for i in range(16)]
+    total = tf.math.add_n(xs[::-1], name="total")
+    return total, [
+        {f"x{i}:0": (RNG.standard_normal(64) * 10 ** (i % 5)).astype(np.float32) for i in range(16)}
+    ]
+
+
+def add_incompatible() -> tuple[Any, list[dict[str, Any]]]:
+    """A broadcast error in a graph of four nodes: grappler sorts the Add's inputs first."""
+    z = tf1.placeholder(tf.float32, name="zz")
+    a = tf1.placeholder(tf.float32, name="aa")
+    tf.constant(1.0, name="unused")
+    return tf.add(z, a, name="s"), [
+        {"zz:0": np.zeros(3, np.float32), "aa:0": np.zeros(2, np.float32)}
+    ]
+
+
+def add_incompatible_small() -> tuple[Any, list[dict[str, Any]]]:
+    """The same error in a graph of three nodes, too small for grappler: the inputs as built."""
+    z = tf1.placeholder(tf.float32, name="zz")
+    a = tf1.placeholder(tf.float32, name="aa")
+    return tf.add(z, a, name="s"), [
+        {"zz:0": np.zeros(3, np.float32), "aa:0": np.zeros(2, np.float32)}
+    ]
+
+
 def error_words(e: Any) -> str:
     """The error's own words: the line after ``Node: '...'``, before ``[[{{node``."""
     lines = e.message.split("\n")
@@ -123,7 +152,8 @@ def winograd_convolutions() -> None:
 def main() -> None:
     cases: dict[str, Any] = {}
     for build in (atrous_depthwise_dynamic, atrous_depthwise_valid, sparse_xent_unknown_shapes,
-                  softmax_xent_unknown_shapes, assert_guard):  # fmt: skip
+                  softmax_xent_unknown_shapes, assert_guard, add_n_sorted, add_incompatible,
+                  add_incompatible_small):  # fmt: skip
         name = build.__name__
         g = tf.Graph()
         with g.as_default():
