@@ -13,9 +13,10 @@ modelled here; the GraphOptimizer (``graph_optimizer.py``) runs aiotf's rewrites
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from aiotf.runtime.graph import Graph
+from aiotf.runtime.graph import Node
 
 # RewriterConfig's defaults: the meta optimizer skips graphs of fewer nodes; a Toggle of OFF.
 DEFAULT_MIN_GRAPH_NODES = 4
@@ -45,10 +46,10 @@ def applies(config: Any, num_nodes: int) -> bool:
     return num_nodes >= least
 
 
-def canonicalize(graph: Graph) -> None:
+def canonicalize(nodes: Iterable[Node]) -> None:
     """Sort each commutative node's data inputs, and every node's control inputs (deduped), in
-    place (``graph``'s nodes must be the caller's own copies)."""
-    for node in graph:
+    place (the nodes must be the caller's own copies)."""
+    for node in nodes:
         if len(node.inputs) > 1 and node.op_def.is_commutative:
             node.inputs.sort(key=_input_string)
         if len(node.control_inputs) > 1:

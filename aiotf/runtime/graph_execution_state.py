@@ -56,6 +56,7 @@ class GraphExecutionState:
         self._config = config
         self._on_placed = on_placed
         self._graph = Graph()
+        self._canonical = False  # whether the graph's inputs are in grappler's order
         self.library = FunctionLibraryDefinition()  # the graph's functions (control flow v2)
         self._name_counter = itertools.count()  # partition node names, unique per session
         self._edges_of = (self._graph, subgraph.ConstructedEdges([], []))
@@ -77,14 +78,15 @@ class GraphExecutionState:
         for node in new_nodes:
             candidate.add(node)
         _check_inputs_exist(candidate, new_nodes)
-        if canonicalizer.applies(self._config, len(candidate)):
-            canonicalizer.canonicalize(candidate)  # its nodes are copies
+        canonical = canonicalizer.applies(self._config, len(candidate))
+        if canonical:  # the nodes are copies; those already in order stay so
+            canonicalizer.canonicalize(new_nodes if self._canonical else candidate)
         if not self._place_pruned_graph:
             for node in candidate:  # TF's RestoreStatefulNodes: only stateful nodes stay put
                 if not node.is_stateful:
                     node.assigned_device = ""
             self._place(candidate)
-        self._graph = candidate
+        self._graph, self._canonical = candidate, canonical
 
     def _place(self, graph: Graph) -> None:
         options = self._pass_options(graph=graph)

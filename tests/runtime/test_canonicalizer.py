@@ -95,4 +95,8 @@ async def test_a_graph_that_grows_past_the_least_size_is_sorted_from_then_on() -
             t = aiotf.negative(s, name="t")  # the fourth node: the session's graph is extended
         with pytest.raises(aiotf.errors.InvalidArgumentError, match=r"\[2\] vs. \[3\]"):
             await sess.run(t, feeds)
+        with g.as_default():
+            u = aiotf.add(zz, aa, name="u")  # added to a graph already in order
+        with pytest.raises(aiotf.errors.InvalidArgumentError, match=r"\[2\] vs. \[3\]"):
+            await sess.run(u, feeds)
         assert g.get_operation_by_name("s").inputs[0].name == "zz:0"  # the user's graph as built
