@@ -57,17 +57,21 @@ async def test_tensorflow_graph_runs_with_tensorflows_answers(name: str) -> None
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_the_sum_recorded_depends_on_the_order_of_its_inputs() -> None:
-    # So that add_n_sorted's bits pin the order down: in the order built (x15 ... x0) or by
-    # index, left to right or by TensorFlow's eights, the sum comes out otherwise.
+def test_the_sum_recorded_is_by_eights_of_the_inputs_sorted_by_name() -> None:
+    # TensorFlow's answer is the two eights of the inputs in name order (x0, x1, x10, ...,
+    # x15, x2, ...), each left to right; in the order built (x15 ... x0) or by index, left to
+    # right or by eights, it comes out otherwise, so the bits pin the order down.
     with np.load(DATA / "add_n_sorted.npz", allow_pickle=False) as npz:
-        xs = [npz[f"0/x{i}:0"] for i in range(16)]
+        xs = {f"x{i}": npz[f"0/x{i}:0"] for i in range(16)}
         want = npz["0/expect"]
-    for order in (xs[::-1], xs):
-        left_to_right = sum(order[1:], order[0])
-        eights = sum(order[1:8], order[0]) + sum(order[9:], order[8])
-        assert not np.array_equal(left_to_right, want)
-        assert not np.array_equal(eights, want)
+
+    def eights(order: list[np.ndarray]) -> np.ndarray:
+        return sum(order[1:8], order[0]) + sum(order[9:], order[8])
+
+    assert np.array_equal(eights([xs[k] for k in sorted(xs)]), want)
+    for order in ([xs[f"x{i}"] for i in range(16)], [xs[f"x{i}"] for i in range(15, -1, -1)]):
+        assert not np.array_equal(sum(order[1:], order[0]), want)
+        assert not np.array_equal(eights(order), want)
 
 
 def test_the_graphs_use_the_new_ops() -> None:
