@@ -42,11 +42,8 @@ S = TypeVar("S", bound=Measured)
 
 def scratch(role: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Array:
     """An array of ``shape`` and ``dtype`` in this thread's scratch memory for intermediate
-    ``role`` (its contents undefined; a fresh array for objects, which raw bytes cannot hold)."""
-    dtype = np.dtype(dtype)
-    if dtype.hasobject:
-        return np.empty(shape, dtype)
-    nbytes = math.prod(shape) * dtype.itemsize
+    ``role`` (its contents undefined)."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     roles: dict[str, Array] | None = getattr(_local, "roles", None)
     if roles is None:
         roles = _local.roles = {}

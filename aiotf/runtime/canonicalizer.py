@@ -1,7 +1,8 @@
 """Commutative ops' inputs in a canonical order (grappler's ``utils/canonicalizer.cc``).
 
 Before its common subgraph elimination, TensorFlow's grappler sorts the data inputs of every
-node whose op is commutative by their input strings (``name`` or ``name:port``, byte order), and
+node whose op is commutative (its op def says so, or it is a v1 ``Add`` of numbers) by their
+input strings (``name`` or ``name:port``, byte order), and
 sorts and dedups each node's control inputs. What a run computes can depend on that order:
 AddN sums its inputs in it (float rounding), and a broadcast error names the shapes in it
 (``Incompatible shapes: [2] vs. [3]``). So the session's graph is canonicalized as grappler's
@@ -16,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from aiotf.framework import dtypes
+from aiotf.proto.rewriter_config_pb2 import RewriterConfig
 from aiotf.runtime.graph import Node
 
-# RewriterConfig's defaults: the meta optimizer skips graphs of fewer nodes; a Toggle of OFF.
+# RewriterConfig's default: the meta optimizer skips graphs of fewer nodes.
 DEFAULT_MIN_GRAPH_NODES = 4
-_OFF = 2
+_OFF = RewriterConfig.OFF
 _CSE = "common_subgraph_elimination"
 
 
@@ -50,10 +53,18 @@ def canonicalize(nodes: Iterable[Node]) -> None:
     """Sort each commutative node's data inputs, and every node's control inputs (deduped), in
     place (the nodes must be the caller's own copies)."""
     for node in nodes:
-        if len(node.inputs) > 1 and node.op_def.is_commutative:
+        if len(node.inputs) > 1 and _commutative(node):
             node.inputs.sort(key=_input_string)
         if len(node.control_inputs) > 1:
             node.control_inputs = sorted(set(node.control_inputs))
+
+
+def _commutative(node: Node) -> bool:
+    """Grappler's ``IsCommutative``: the op def's mark, and the v1 ``Add`` of anything but
+    strings (unmarked, as string Add concatenates)."""
+    if node.op == "Add":
+        return bool(node.attrs.get("T", dtypes.string) != dtypes.string)
+    return node.op_def.is_commutative
 
 
 def _input_string(edge: tuple[str, int]) -> str:

@@ -95,7 +95,9 @@ class DirectSession:
         self.device_mgr = DeviceMgr(add_devices(config, LOCAL_TASK))
         log = _log_placement if config is not None and config.log_device_placement else None
         self._state = GraphExecutionState(self.device_mgr, config, on_placed=log)
-        self._functions = FunctionLibraryRuntime(self._state.library, _optimizer_options(config))
+        self._functions = FunctionLibraryRuntime(
+            self._state.library, _optimizer_options(config), lambda: self._state.canonical
+        )
         self._executors: dict[tuple[Any, ...], ExecutorsAndKeys] = {}
         self._kernels: dict[tuple[str, str], OpKernel] = {}
         self._step_ids = itertools.count(1)

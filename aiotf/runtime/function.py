@@ -30,7 +30,7 @@ step id and rendezvous (so an error aborts the whole step) and has its own args 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aiotf.devices.device import Device
@@ -41,7 +41,7 @@ from aiotf.kernels import registry as kernel_registry
 from aiotf.kernels.context import StepContext
 from aiotf.kernels.registry import OpKernel
 from aiotf.proto import FunctionDefLibrary, NodeDef
-from aiotf.runtime import graph_optimizer
+from aiotf.runtime import canonicalizer, graph_optimizer
 from aiotf.runtime.executor import Executor
 from aiotf.runtime.graph import Graph, Node, node_from_def
 
@@ -430,9 +430,15 @@ class _Item:
 class FunctionLibraryRuntime:
     """Instantiates the functions of ``library`` per (name, attrs, device), once, and runs them."""
 
-    def __init__(self, library: FunctionLibraryDefinition, optimizer_options: Any = None) -> None:
+    def __init__(
+        self,
+        library: FunctionLibraryDefinition,
+        optimizer_options: Any = None,
+        canonical: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.library = library
         self._optimizer_options = optimizer_options
+        self._canonical = canonical  # whether bodies take grappler's input order (the graph's)
         self._handles: dict[tuple[str, tuple[tuple[str, bytes], ...], str], int] = {}
         self._items: list[_Item] = []
         self._by_func: dict[tuple[int, str], tuple[Any, int]] = {}
@@ -471,6 +477,8 @@ class FunctionLibraryRuntime:
 
     def _build(self, name: str, attrs: Mapping[str, Any], device: Device) -> int:
         body = instantiate_function(self.library, name, attrs, device.name)
+        if self._canonical():  # TensorFlow inlines the calls into the graph grappler sorts
+            canonicalizer.canonicalize(body.graph)
         keep = frozenset(body.control_ret_nodes)
         graph_optimizer.remove_dead_nodes(body.graph, keep)  # TF's PruneFunctionBody
         graph_optimizer.optimize(

@@ -5,9 +5,9 @@ places the whole graph afresh: stateful nodes keep the device they were given (t
 there), every other node is placed again, so a generator placed alone may now join a new
 consumer's device. Executors already built keep the partitions they were built from (the graph
 is copied, never changed in place). With ``graph_options.place_pruned_graph`` nothing is placed up
-front: each build places its pruned graph, and only stateful nodes keep their device. Each
-extension also puts commutative ops' inputs in grappler's order (``canonicalizer.py``) once the
-graph is large enough for grappler to run on it.
+front: each build places its pruned graph, and only stateful nodes keep their device. After
+placing, each extension puts commutative ops' inputs in grappler's order (``canonicalizer.py``)
+where grappler would run on the graph (its size, the session's options).
 
 ``build`` turns one call signature into per-device partition graphs: POST_REWRITE_FOR_EXEC after
 the feed/fetch rewrite and pruning, POST_PARTITIONING after partitioning, then the GraphOptimizer
@@ -56,7 +56,7 @@ class GraphExecutionState:
         self._config = config
         self._on_placed = on_placed
         self._graph = Graph()
-        self._canonical = False  # whether the graph's inputs are in grappler's order
+        self._canonical = False
         self.library = FunctionLibraryDefinition()  # the graph's functions (control flow v2)
         self._name_counter = itertools.count()  # partition node names, unique per session
         self._edges_of = (self._graph, subgraph.ConstructedEdges([], []))
@@ -64,6 +64,11 @@ class GraphExecutionState:
     @property
     def graph(self) -> Graph:
         return self._graph
+
+    @property
+    def canonical(self) -> bool:
+        """Whether the graph's inputs are in grappler's order (``canonicalizer.py``)."""
+        return self._canonical
 
     def extend(self, node_defs: Iterable[Any], library: Any = None) -> None:
         """Add nodes (NodeDef protos) to the full graph and place it again; all or nothing.
@@ -78,14 +83,15 @@ class GraphExecutionState:
         for node in new_nodes:
             candidate.add(node)
         _check_inputs_exist(candidate, new_nodes)
-        canonical = canonicalizer.applies(self._config, len(candidate))
-        if canonical:  # the nodes are copies; those already in order stay so
-            canonicalizer.canonicalize(new_nodes if self._canonical else candidate)
         if not self._place_pruned_graph:
             for node in candidate:  # TF's RestoreStatefulNodes: only stateful nodes stay put
                 if not node.is_stateful:
                     node.assigned_device = ""
             self._place(candidate)
+        # After the placement passes, as grappler runs after them; the nodes are copies.
+        canonical = canonicalizer.applies(self._config, len(candidate))
+        if canonical:
+            canonicalizer.canonicalize(candidate)
         self._graph, self._canonical = candidate, canonical
 
     def _place(self, graph: Graph) -> None:

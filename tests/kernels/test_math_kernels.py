@@ -115,6 +115,8 @@ async def test_add_n_and_empty(run, same) -> None:
     same(await run("AddV2", [np.zeros((0, 3), F32), np.ones(3, F32)]), np.zeros((0, 3), F32))
     empty = np.zeros((0, 3), F32)  # once a ZeroDivisionError timing the (empty) sum
     same(await run("AddN", [empty, empty, empty]), empty)
+    same(await run("AddN", [empty] * 12), empty)  # by eights: the second eight's sum empty too
+    same(await run("AddN", [np.full(3, 1.5, F32)] * 10), np.full(3, 15.0, F32))
     with pytest.raises(aiotf.errors.InvalidArgumentError, match="same size and shape"):
         await run("AddN", [np.ones(2, F32), np.ones(3, F32)])
 
@@ -124,12 +126,13 @@ async def test_add_n_and_empty(run, same) -> None:
 async def test_a_large_add_n_sums_in_tensorflows_order_however_it_is_split(
     run, same, monkeypatch, workers, n
 ) -> None:
-    # n x 240,000 inputs: over the size to share the sum out; with 3 workers, in 3 slices.
+    # n x 300,000 inputs: over the size to share the sum out (and their strided halves too
+    # from n = 16); with 3 workers, in 3 slices.
     from aiotf.devices import intra_op
 
     monkeypatch.setattr(intra_op, "workers", lambda: workers)
     rng = np.random.default_rng(8)
-    xs = [(rng.standard_normal((300, 800)) * 10 ** (i % 4)).astype(F32) for i in range(n)]
+    xs = [(rng.standard_normal((300, 1000)) * 10 ** (i % 4)).astype(F32) for i in range(n)]
     same(await run("AddN", xs), _in_tensorflows_order(_by_name(xs)), rtol=0)
     strided = [x[:, ::2] for x in xs]
     same(await run("AddN", strided), _in_tensorflows_order(_by_name(strided)), rtol=0)

@@ -80,11 +80,3 @@ def test_one_past_the_bound_is_made_every_time(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(scratch_module, "KEPT_BYTES", 100)
     big = kept("test too big", lambda: _Made(101))
     assert kept("test too big", lambda: _Made(101)) is not big
-
-
-def test_objects_get_a_fresh_array_not_raw_memory() -> None:
-    a = scratch("test objects", (3,), object)
-    a[...] = ["x", 1, None]
-    b = scratch("test objects", (3,), object)
-    assert a.dtype == b.dtype == object and not np.shares_memory(a, b)
-    assert list(a) == ["x", 1, None]

@@ -3,8 +3,8 @@ BatchToSpaceND: an atrous depthwise convolution (``rate=[2, 2]``, input shape un
 known-shape VALID one), the sparse and dense softmax cross entropies with unknown static shapes
 (the sparse one checks its shapes with an ``assert_equal``), and a guarded ``tf.Assert``; and
 graphs whose answer depends on grappler's sorting of commutative inputs: an AddN of sixteen
-(bit for bit) and a broadcast error's words, in a graph large enough for grappler and in one
-too small.
+(bit for bit), and a broadcast error's words for each of grappler's gates (the graph's size,
+its options) and for ops it takes for commutative or not.
 
 ``data/`` holds each GraphDef as text and, per step, the feeds and TensorFlow's answer or error
 words (written by ``data/record_tf_graphs.py``); the steps of a case run in order in one session.
@@ -40,7 +40,8 @@ async def test_tensorflow_graph_runs_with_tensorflows_answers(name: str) -> None
     case = CASES[name]
     with np.load(DATA / f"{name}.npz", allow_pickle=False) as npz:
         arrays = dict(npz)  # the file closed now, not when a collection finds it
-    async with tf.Session(graph=load(name)) as sess:
+    config = tf.ConfigProto(graph_options=case.get("graph_options", {}))
+    async with tf.Session(graph=load(name), config=config) as sess:
         for i, step in enumerate(case["steps"]):
             feeds = {key: arrays[f"{i}/{key}"] for key in step["feeds"]}
             if "error" in step:

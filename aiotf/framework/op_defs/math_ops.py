@@ -134,9 +134,12 @@ register_op(
     shape_fn=common_shapes.unchanged,
 )
 
+# (types, is_commutative) as TensorFlow's op defs have them: Maximum and Minimum are not marked
+# commutative (grappler then leaves their inputs in order, and a broadcast error names the
+# shapes as built).
 _BINARY_TYPES_BY_OP = {
-    "Maximum": (_REAL_ORDERED, True),
-    "Minimum": (_REAL_ORDERED, True),
+    "Maximum": (_REAL_ORDERED, False),
+    "Minimum": (_REAL_ORDERED, False),
     "Pow": (
         "T: {bfloat16, float, half, double, int8, int16, int32, int64, complex64, complex128}",
         False,

@@ -2,8 +2,9 @@
 (``tf.compat.v1``, graph mode, v1 control flow), never by the tests.
 
 Each case is ``<name>.pbtxt`` (the GraphDef as text) and an entry of ``cases.json``: the fetch,
-and per step the feeds (in ``<name>.npz`` as ``<step>/<tensor>``) with TensorFlow's answer
-(``<step>/expect``) or its error class and words.
+the session's ``graph_options`` where not the defaults, and per step the feeds (in
+``<name>.npz`` as ``<step>/<tensor>``) with TensorFlow's answer (``<step>/expect``) or its
+error class and words.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,29 +105,97 @@ def add_n_sorted() -> tuple[Any, list[dict[str, Any]]]:
     ]
 
 
-def add_incompatible() -> tuple[Any, list[dict[str, Any]]]:
-    """A broadcast error in a graph of four nodes: grappler sorts the Add's inputs first."""
+Build = Callable[[], tuple[Any, list[dict[str, Any]]]]
+
+
+def function_incompatible() -> tuple[Any, list[dict[str, Any]]]:
+    """A broadcast error inside a function the graph calls (a ``PartitionedCall``): TensorFlow
+    inlines the call before grappler sorts."""
+
+    @tf.function
+    def add(zz_in: Any, aa_in: Any) -> Any:
+        return tf.raw_ops.AddV2(x=zz_in, y=aa_in)
+
     z = tf1.placeholder(tf.float32, name="zz")
     a = tf1.placeholder(tf.float32, name="aa")
     tf.constant(1.0, name="unused")
-    return tf.add(z, a, name="s"), [
-        {"zz:0": np.zeros(3, np.float32), "aa:0": np.zeros(2, np.float32)}
-    ]
+    return add(z, a), [{"zz:0": np.zeros(3, np.float32), "aa:0": np.zeros(2, np.float32)}]
 
 
-def add_incompatible_small() -> tuple[Any, list[dict[str, Any]]]:
-    """The same error in a graph of three nodes, too small for grappler: the inputs as built."""
-    z = tf1.placeholder(tf.float32, name="zz")
-    a = tf1.placeholder(tf.float32, name="aa")
-    return tf.add(z, a, name="s"), [
-        {"zz:0": np.zeros(3, np.float32), "aa:0": np.zeros(2, np.float32)}
-    ]
+def incompatible(op: str, nodes: int = 4, dtype: Any = np.float32) -> Build:
+    """A broadcast error of ``op`` (``tf.raw_ops``) on ``zz`` and ``aa``, in a graph of
+    ``nodes`` nodes: grappler, when it runs, sorts a commutative op's inputs by name first, and
+    the error names the shapes in that order."""
+
+    def build() -> tuple[Any, list[dict[str, Any]]]:
+        tf_dtype = tf.as_dtype(dtype)
+        z = tf1.placeholder(tf_dtype, name="zz")
+        a = tf1.placeholder(tf_dtype, name="aa")
+        for i in range(nodes - 3):
+            tf.constant(1.0, name=f"unused{i}")
+        out = getattr(tf.raw_ops, op)(x=z, y=a, name="s")
+        return out, [{"zz:0": np.zeros(3, dtype), "aa:0": np.zeros(2, dtype)}]
+
+    return build
+
+
+# name: (build, graph options); each a session of its own.
+CASES: dict[str, tuple[Build, dict[str, Any]]] = {
+    "atrous_depthwise_dynamic": (atrous_depthwise_dynamic, {}),
+    "atrous_depthwise_valid": (atrous_depthwise_valid, {}),
+    "sparse_xent_unknown_shapes": (sparse_xent_unknown_shapes, {}),
+    "softmax_xent_unknown_shapes": (softmax_xent_unknown_shapes, {}),
+    "assert_guard": (assert_guard, {}),
+    "add_n_sorted": (add_n_sorted, {}),
+    # grappler's gates, on AddV2
+    "add_incompatible": (incompatible("AddV2"), {}),
+    "add_incompatible_small": (incompatible("AddV2", nodes=3), {}),
+    "add_incompatible_small_any_size": (
+        incompatible("AddV2", nodes=3),
+        {"rewrite_options": {"min_graph_nodes": -1}},
+    ),
+    "add_incompatible_below_min_nodes": (
+        incompatible("AddV2", nodes=4),
+        {"rewrite_options": {"min_graph_nodes": 5}},
+    ),
+    "add_incompatible_no_meta_optimizer": (
+        incompatible("AddV2"),
+        {"rewrite_options": {"disable_meta_optimizer": True}},
+    ),
+    "add_incompatible_cse_off": (
+        incompatible("AddV2"),
+        {"rewrite_options": {"common_subgraph_elimination": "OFF"}},
+    ),
+    "add_incompatible_arithmetic_off": (
+        incompatible("AddV2"),
+        {"rewrite_options": {"arithmetic_optimization": "OFF"}},
+    ),
+    "add_incompatible_other_optimizers": (
+        incompatible("AddV2"),
+        {"rewrite_options": {"optimizers": ["constfold"]}},
+    ),
+    "add_incompatible_cse_named": (
+        incompatible("AddV2"),
+        {"rewrite_options": {"optimizers": ["common_subgraph_elimination"]}},
+    ),
+    "add_incompatible_pruned_placement": (incompatible("AddV2"), {"place_pruned_graph": True}),
+    "function_incompatible": (function_incompatible, {}),
+    # which ops grappler takes for commutative
+    "add_v1_incompatible": (incompatible("Add"), {}),
+    "add_v1_strings_incompatible": (incompatible("Add", dtype=np.bytes_), {}),
+    "mul_incompatible": (incompatible("Mul"), {}),
+    "squared_difference_incompatible": (incompatible("SquaredDifference"), {}),
+    "maximum_incompatible": (incompatible("Maximum"), {}),
+    "sub_incompatible": (incompatible("Sub"), {}),
+}
 
 
 def error_words(e: Any) -> str:
-    """The error's own words: the line after ``Node: '...'``, before ``[[{{node``."""
+    """The error's own words: the line after ``Node: '...'`` (after the header's blank line
+    where there is none: a node inside a function), before ``[[{{node``."""
     lines = e.message.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith("Node: ")) + 1
+    heads = [i for i, line in enumerate(lines) if line.startswith("Node: ")] or [lines.index("")]
+    start = heads[0] + 1
     end = next(i for i, line in enumerate(lines) if line.startswith("\t [["))
     return "\n".join(lines[start:end])
 
@@ -151,16 +221,14 @@ def winograd_convolutions() -> None:
 
 def main() -> None:
     cases: dict[str, Any] = {}
-    for build in (atrous_depthwise_dynamic, atrous_depthwise_valid, sparse_xent_unknown_shapes,
-                  softmax_xent_unknown_shapes, assert_guard, add_n_sorted, add_incompatible,
-                  add_incompatible_small):  # fmt: skip
-        name = build.__name__
+    for name, (build, graph_options) in CASES.items():
         g = tf.Graph()
         with g.as_default():
             out, steps = build()
         arrays: dict[str, Any] = {}
         record = []
-        with tf1.Session(graph=g) as sess:
+        config = tf1.ConfigProto(graph_options=graph_options)
+        with tf1.Session(graph=g, config=config) as sess:
             for i, feeds in enumerate(steps):
                 arrays.update({f"{i}/{k}": v for k, v in feeds.items()})
                 try:
@@ -173,6 +241,8 @@ def main() -> None:
         (HERE / f"{name}.pbtxt").write_text(str(g.as_graph_def()))
         np.savez(HERE / f"{name}.npz", **arrays)
         cases[name] = {"fetch": out.name, "steps": record}
+        if graph_options:
+            cases[name]["graph_options"] = graph_options
     (HERE / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
     winograd_convolutions()
 
