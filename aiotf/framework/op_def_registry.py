@@ -300,11 +300,11 @@ def _parse_attr(spec: str) -> AttrDef:
         if items and items[0][0] in "'\"":
             attr_type, allowed = "string", tuple(i.strip("'\"").encode() for i in items)
         else:
-            attr_type, allowed = "type", tuple(dtypes.as_dtype(i) for i in items)
+            attr_type, allowed = "type", _types(items)
     elif type_text.startswith("list(") and "{" in type_text:
         inner = type_text[len("list(") : -1]
         items = [t.strip() for t in inner.strip("{}").split(",") if t.strip()]
-        attr_type, allowed = "list(type)", tuple(dtypes.as_dtype(i) for i in items)
+        attr_type, allowed = "list(type)", _types(items)
     elif type_text in _TYPE_SETS:
         attr_type, allowed = "type", _TYPE_SETS[type_text]
     else:
@@ -314,6 +314,15 @@ def _parse_attr(spec: str) -> AttrDef:
         raise ValueError(f"Bad attr type {attr_type!r} in {spec!r}")
     default = _NO_DEFAULT if default_text is None else _parse_default(attr_type, default_text)
     return AttrDef(name, attr_type, default, allowed, minimum)
+
+
+def _types(items: list[str]) -> tuple[dtypes.DType, ...]:
+    """The dtypes of a ``{...}`` list, a named set among them in its place (``{realnumbertype,
+    qint8}``, as TensorFlow's op specs write it)."""
+    out: list[dtypes.DType] = []
+    for item in items:
+        out.extend(_TYPE_SETS[item] if item in _TYPE_SETS else (dtypes.as_dtype(item),))
+    return tuple(out)
 
 
 def _parse_default(attr_type: str, text: str) -> Any:

@@ -748,9 +748,11 @@ def _complete_attrs(op_def: OpDef, attrs: dict[str, Any], where: str) -> dict[st
             dt = value if isinstance(value, dtypes.DType) else dtypes.as_dtype(_decoded(value))
             if dt.base_dtype not in a.allowed_values:
                 allowed = ", ".join(d.name for d in a.allowed_values)
+                # TensorFlow names the input the type came from, else the attr given
+                param = next((i.name for i in op_def.inputs if i.type_attr == name), name)
                 raise TypeError(
-                    f"Value passed to parameter '{name}' has DataType {dt.base_dtype.name} not in "
-                    f"list of allowed values: {allowed}"
+                    f"Value passed to parameter '{param}' has DataType {dt.base_dtype.name} not "
+                    f"in list of allowed values: {allowed}"
                 )
         elif a.allowed_values is not None and a.type == "string":
             text = _decoded(value)

@@ -121,6 +121,17 @@ def test_named_type_sets(register: Register) -> None:
     }
 
 
+def test_a_named_set_in_a_type_list(register: Register) -> None:
+    # TensorFlow's Relu is ``T: {realnumbertype, qint8}``
+    op = register(attrs=["T: {realnumbertype, qint8}", "L: list({floattype, bool})"])
+    real = register(attrs=["T: realnumbertype"]).attrs["T"].allowed_values
+    assert real is not None
+    assert op.attrs["T"].allowed_values == (*real, dtypes.qint8)
+    assert op.attrs["L"].type == "list(type)"
+    assert dtypes.bool in (op.attrs["L"].allowed_values or ())
+    assert dtypes.float16 in (op.attrs["L"].allowed_values or ())
+
+
 def test_allowed_strings(register: Register) -> None:
     op = register(attrs=["data_format: {'NHWC', 'NCHW'} = 'NHWC'", 'padding: {"SAME", "VALID"}'])
     fmt = op.attrs["data_format"]

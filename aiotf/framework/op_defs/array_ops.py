@@ -48,12 +48,16 @@ register_op(
     attrs=["T: type"],
     shape_fn=common_shapes.unchanged,
 )
-for _name in ("ZerosLike", "OnesLike"):
+for _name, _types in (
+    ("ZerosLike", "type"),
+    ("OnesLike", "{bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, "
+     "int64, uint64, complex64, complex128, bool}"),
+):  # fmt: skip
     register_op(
         _name,
         inputs=["x: T"],
         outputs=["y: T"],
-        attrs=["T: type"],
+        attrs=[f"T: {_types}"],
         shape_fn=common_shapes.unchanged,
     )
 register_op(

@@ -47,23 +47,26 @@ register_op(
     attrs=[
         "transpose_a: bool = false",
         "transpose_b: bool = false",
-        "T: {bfloat16, half, float, double, int32, int64, uint8, uint16, uint32, uint64, int8, "
-        "int16, complex64, complex128}",
+        "T: {bfloat16, half, float, double, int32, int64, uint8, uint16, uint32, uint64, "
+        "complex64, complex128}",
         "grad_a: bool = false",
         "grad_b: bool = false",
     ],
     shape_fn=common_shapes.matmul,
 )
-for _name in ("ArgMax", "ArgMin"):
+for _name, _index_types, _output_types in (
+    ("ArgMax", "{int16, int32, int64}", "{int16, uint16, int32, int64}"),
+    ("ArgMin", "{int32, int64}", "{int32, int64}"),  # TensorFlow's are narrower than ArgMax's
+):
     register_op(
         _name,
         inputs=["input: T", "dimension: Tidx"],
         outputs=["output: output_type"],
         attrs=[
             "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, "
-            "uint32, uint64, bool}",
-            "Tidx: {int16, int32, int64} = int32",
-            "output_type: {int16, uint16, int32, int64} = int64",
+            "uint32, uint64, qint8, quint8, qint32, qint16, quint16, bool}",
+            f"Tidx: {_index_types} = int32",
+            f"output_type: {_output_types} = int64",
         ],
         shape_fn=common_shapes.reduce_one_axis,
     )
@@ -266,7 +269,8 @@ register_op(
     inputs=["start: Tidx", "limit: Tidx", "delta: Tidx"],
     outputs=["output: Tidx"],
     attrs=[
-        "Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32} = int32"
+        "Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, uint32, "
+        "uint64} = int32"
     ],
     shape_fn=common_shapes.range_shape,
 )
@@ -275,7 +279,8 @@ register_op(
     inputs=["x: T", "y: T"],
     outputs=["output: T"],
     attrs=[
-        "T: {bfloat16, half, float, double, int16, int32, int64, complex64, complex128}",
+        "T: {bfloat16, half, float, double, int16, int32, int64, uint8, uint16, uint32, uint64, "
+        "complex64, complex128}",
         "adj_x: bool = false",
         "adj_y: bool = false",
         "grad_x: bool = false",

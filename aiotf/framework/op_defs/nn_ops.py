@@ -14,7 +14,7 @@ register_op(
     "Relu",
     inputs=["features: T"],
     outputs=["activations: T"],
-    attrs=["T: realnumbertype"],
+    attrs=["T: {realnumbertype, qint8}"],
     shape_fn=common_shapes.unchanged,
 )
 register_op(
