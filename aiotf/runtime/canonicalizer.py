@@ -2,8 +2,8 @@
 
 Before its common subgraph elimination, TensorFlow's grappler sorts the data inputs of every
 node whose op is commutative (its op def says so, or it is a v1 ``Add`` of numbers) by their
-input strings (``name`` or ``name:port``, byte order), and
-sorts and dedups each node's control inputs. What a run computes can depend on that order:
+input strings (``name`` or ``name:port``, byte order), and sorts and dedups each node's control
+inputs. What a run computes can depend on that order:
 AddN sums its inputs in it (float rounding), and a broadcast error names the shapes in it
 (``Incompatible shapes: [2] vs. [3]``). So the session's graph is canonicalized as grappler's
 would be, unless grappler is off for it (:func:`applies`), which it is by default for a graph of
