@@ -44,24 +44,19 @@ def from_value_attr(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 def broadcast_binary(ctx: InferenceContext) -> Sequence[TensorShape]:
     """numpy broadcasting of inputs 0 and 1."""
-    a, b = ctx.input_shapes[0], ctx.input_shapes[1]
-    try:
-        return [broadcast_shape(a, b)]
-    except ValueError:
-        raise ctx.invalid(f"Dimensions must be equal, but are incompatible: {a} and {b}") from None
+    return [_broadcast(ctx, ctx.input_shapes[0], ctx.input_shapes[1])]
+
+
+def unchanged_at_least_rank_1(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """The output has the shape of input 0, of one dimension or more (Softmax)."""
+    shape = ctx.input_shapes[0]
+    if shape.rank is not None and shape.rank < 1:
+        raise ctx.invalid(f"Shape must be at least rank 1 but is rank {shape.rank}")
+    return [shape]
 
 
 def matmul(ctx: InferenceContext) -> Sequence[TensorShape]:
-    a = (
-        ctx.input_shapes[0].with_rank(2)
-        if ctx.input_shapes[0].rank is not None
-        else TensorShape([None, None])
-    )
-    b = (
-        ctx.input_shapes[1].with_rank(2)
-        if ctx.input_shapes[1].rank is not None
-        else TensorShape([None, None])
-    )
+    a, b = _with_rank(ctx, ctx.input_shapes[0], 2), _with_rank(ctx, ctx.input_shapes[1], 2)
     ta, tb = ctx.attrs.get("transpose_a", False), ctx.attrs.get("transpose_b", False)
     rows, inner_a = (a[1], a[0]) if ta else (a[0], a[1])
     inner_b, cols = (b[1], b[0]) if tb else (b[0], b[1])
@@ -163,7 +158,27 @@ def _merge(ctx: InferenceContext, a: TensorShape, b: TensorShape) -> TensorShape
         return a
     if a.rank != b.rank:
         raise ctx.invalid(f"Shapes must be equal rank, but are {a.rank} and {b.rank}")
-    return TensorShape([_merge_dim(ctx, x, y) for x, y in zip(a, b, strict=True)])
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x is not None and y is not None and x != y:
+            raise ctx.invalid(
+                f"Dimension {i} in both shapes must be equal, but are {x} and {y}. Shapes are "
+                f"{_debug(a)} and {_debug(b)}."
+            )
+    return TensorShape([x if x is not None else y for x, y in zip(a, b, strict=True)])
+
+
+def _broadcast(ctx: InferenceContext, a: TensorShape, b: TensorShape) -> TensorShape:
+    """numpy broadcasting of ``a`` and ``b``, refused in TensorFlow's words: the first pair of
+    unequal dimensions from the left, neither 1."""
+    try:
+        return broadcast_shape(a, b)
+    except ValueError:
+        pass
+    n = max(len(a), len(b))
+    for x, y in zip([1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b), strict=True):
+        if x is not None and y is not None and x != y and 1 not in (x, y):
+            raise ctx.invalid(f"Dimensions must be equal, but are {x} and {y}")
+    raise ctx.invalid(f"Incompatible shapes: {_debug(a)} and {_debug(b)}")
 
 
 def _shape_from_value(value: np.ndarray[Any, Any] | None, rank_hint: TensorShape) -> TensorShape:
@@ -202,10 +217,7 @@ def select(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 def select_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
     c, t, e = ctx.input_shapes
-    try:
-        return [broadcast_shape(c, broadcast_shape(t, e))]
-    except ValueError:
-        raise ctx.invalid(f"Dimensions must be equal, but are incompatible: {t} and {e}") from None
+    return [_broadcast(ctx, c, _broadcast(ctx, t, e))]
 
 
 def reduction(ctx: InferenceContext) -> Sequence[TensorShape]:
@@ -226,7 +238,7 @@ def reduction(ctx: InferenceContext) -> Sequence[TensorShape]:
     reduced = set()
     for a in axes:
         if not -max(rank, 1) <= a < max(rank, 1):
-            raise ctx.invalid(f"Invalid reduction dimension {a} for input with {rank} dimensions")
+            raise ctx.invalid(f"Invalid reduction dimension {a} for input with {rank} dimensions.")
         reduced.add(a % rank if rank else 0)
     dims: list[int | None] = []
     for i, d in enumerate(shape):
@@ -270,12 +282,7 @@ def batch_matmul(ctx: InferenceContext) -> Sequence[TensorShape]:
     rows, inner_a = (a[-1], a[-2]) if adj_x else (a[-2], a[-1])
     inner_b, cols = (b[-1], b[-2]) if adj_y else (b[-2], b[-1])
     _merge_dim(ctx, inner_a, inner_b)
-    try:
-        batch = broadcast_shape(TensorShape(list(a)[:-2]), TensorShape(list(b)[:-2]))
-    except ValueError:
-        raise ctx.invalid(
-            f"Dimensions must be equal, but are incompatible: {a[:-2]} and {b[:-2]}"
-        ) from None
+    batch = _broadcast(ctx, TensorShape(list(a)[:-2]), TensorShape(list(b)[:-2]))
     return [TensorShape([*batch, rows, cols])]
 
 
@@ -294,7 +301,7 @@ def expand_dims(ctx: InferenceContext) -> Sequence[TensorShape]:
     if shape.rank is None:
         return [TensorShape(None)]
     if dim is None:
-        return [TensorShape([None] * (shape.rank + 1))]
+        return [TensorShape(None)]  # as TensorFlow's: not even the rank
     if len(dim) != 1:
         raise ctx.invalid(f"'dim' input must be a tensor with a single value, got {len(dim)}")
     d = dim[0]
@@ -463,19 +470,19 @@ def concat_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
     if not -rank <= axis < rank:
         raise ctx.invalid(f"Expected concatenating dimensions in the range [{-rank}, {rank})")
     axis %= rank
-    dims: list[int | None] = [None] * rank
+    # As TensorFlow's: the dimensions before the axis merged as one shape, those after as another
+    before, after = TensorShape([None] * axis), TensorShape([None] * (rank - axis - 1))
     total: int | None = 0
     for s in values:
         if s.rank is None:
             total = None
             continue
-        for i, d in enumerate(s):
-            if i == axis:
-                total = None if total is None or d is None else total + d
-            else:
-                dims[i] = _merge_dim(ctx, dims[i], d)
-    dims[axis] = total
-    return [TensorShape(dims)]
+        dims = list(s)
+        before = _merge(ctx, before, TensorShape(dims[:axis]))
+        after = _merge(ctx, after, TensorShape(dims[axis + 1 :]))
+        size = dims[axis]
+        total = None if total is None or size is None else total + size
+    return [TensorShape([*before, total, *after])]
 
 
 def reshape(ctx: InferenceContext) -> Sequence[TensorShape]:
@@ -495,16 +502,14 @@ def reshape(ctx: InferenceContext) -> Sequence[TensorShape]:
     if unknown_at:
         if n is not None and known > 0:
             if n % known:
-                raise ctx.invalid(
-                    f"Cannot reshape a tensor with {n} elements to shape {target} "
-                    f"({known} elements)"
-                )
+                raise ctx.invalid(f"Dimension size must be evenly divisible by {known} but is {n}")
             dims[unknown_at[0]] = n // known
         else:
             dims[unknown_at[0]] = None
     elif n is not None and n != known:
         raise ctx.invalid(
-            f"Cannot reshape a tensor with {n} elements to shape {target} ({known} elements)"
+            f"Cannot reshape a tensor with {n} elements to shape {_debug(TensorShape(target))} "
+            f"({known} elements)"
         )
     return [TensorShape(dims)]
 
@@ -823,7 +828,26 @@ def _conv_shape(
         raise ctx.invalid(f"Shape must be rank 4 but is rank {x.rank}")
     if f.rank is None or f[0] is None or f[1] is None:
         return [TensorShape([x[0], None, None, None])]
+    if ctx.op_type == "Conv2D":
+        _check_groups(ctx, x, f)
     return [_windowed(ctx, x, [int(f[0]), int(f[1])], out_channels(f))]
+
+
+def _check_groups(ctx: InferenceContext, x: TensorShape, f: TensorShape) -> None:
+    """Conv2D's input depth a multiple of its filter's (the groups), its output depth a
+    multiple of the groups, as TensorFlow's shape function checks."""
+    channels = x[1] if ctx.attrs.get("data_format") == b"NCHW" else x[3]
+    if channels is None or f[2] is None or not f[2]:
+        return
+    if channels % f[2]:
+        raise ctx.invalid(
+            f"Depth of input ({channels}) is not a multiple of input depth of filter ({f[2]})"
+        )
+    groups = channels // f[2]
+    if f[3] is not None and f[3] % groups:
+        raise ctx.invalid(
+            f"Depth of output ({f[3]}) is not a multiple of the number of groups ({groups})"
+        )
 
 
 def pool(ctx: InferenceContext) -> Sequence[TensorShape]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from aiotf.framework import attr_value, device_spec, dtypes, errors, op_def_registry, tensor_util
-from aiotf.framework.op_def_registry import InferenceContext, OpDef
+from aiotf.framework.op_def_registry import AttrDef, InferenceContext, OpDef
 from aiotf.framework.op_defs.functional_ops import signature_op_def
 from aiotf.framework.tensor_shape import TensorShape, as_shape
 from aiotf.proto import GraphDef, NodeDef, VersionDef
@@ -783,6 +783,16 @@ def _decoded(value: Any) -> Any:
     return value
 
 
+def _stored(attr: AttrDef | None, value: Any) -> Any:
+    """``value`` as the node stores it: a string attr given as ``str`` is bytes (so a shape
+    function comparing ``padding == b"SAME"`` sees what the kernel will)."""
+    if attr is not None and attr.type == "string" and isinstance(value, str):
+        return value.encode()
+    if attr is not None and attr.type == "list(string)" and isinstance(value, list | tuple):
+        return [v.encode() if isinstance(v, str) else v for v in value]
+    return value
+
+
 def _infer_shapes(op: Operation, attrs: dict[str, Any]) -> None:
     shape_fn = op.op_def.shape_fn
     if shape_fn is None:
@@ -792,7 +802,7 @@ def _infer_shapes(op: Operation, attrs: dict[str, Any]) -> None:
         op.name,
         [t.shape for t in op._inputs],
         [t.dtype for t in op._inputs],
-        {k: _decoded(v) for k, v in attrs.items()},
+        {k: _stored(op.op_def.attrs.get(k), _decoded(v)) for k, v in attrs.items()},
         lambda i: constant_value(op._inputs[i]),
     )
     try:

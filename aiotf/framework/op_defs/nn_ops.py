@@ -22,7 +22,7 @@ register_op(
     inputs=["logits: T"],
     outputs=["softmax: T"],
     attrs=["T: {half, bfloat16, float, double}"],
-    shape_fn=common_shapes.unchanged,
+    shape_fn=common_shapes.unchanged_at_least_rank_1,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ register_op(
     inputs=["logits: T"],
     outputs=["logsoftmax: T"],
     attrs=["T: {half, bfloat16, float, double}"],
-    shape_fn=common_shapes.unchanged,
+    shape_fn=common_shapes.unchanged_at_least_rank_1,
 )
 register_op(
     "L2Loss",
