@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
@@ -17,6 +17,7 @@ from aiotf.kernels.registry import (
     NS_PER_FLOP,
     NS_PER_PERMUTED,
     NS_PER_SCANNED,
+    KernelNode,
     elementwise_cost,
     first_input_cost,
     guarded,
@@ -502,16 +503,9 @@ def logical_or(x: Array, y: Array) -> Array:
 
 
 @register_kernel("AddN", types={"T": NUMERIC}, expensive=True)
-def add_n(*inputs: Array) -> Array:
+def add_n(*inputs: Array, node: KernelNode) -> Array:
+    _check_same_shapes(node, inputs)
     first = inputs[0]
-    for i, x in enumerate(inputs[1:], 1):
-        if np.shape(x) != np.shape(first):
-            raise errors.InvalidArgumentError(
-                None,
-                None,
-                "Inputs to operation AddN of type AddN must have the same size and shape.  "
-                f"Input 0: {shape_str(first)} != input {i}: {shape_str(x)}",
-            )
     if len(inputs) == 1:
         return np.array(first, copy=True)
     out = np.empty(np.shape(first), np.result_type(*inputs))
@@ -556,32 +550,47 @@ _ADD_N_RATE = intra_op.Rate(0.5e-9)  # seconds per element added, measured (firs
 
 
 @register_kernel("Select", cost=elementwise_cost)
-def select(condition: Array, t: Array, e: Array) -> Array:
-    if np.shape(t) != np.shape(e):
-        raise errors.InvalidArgumentError(
-            None,
-            None,
-            f"'then' and 'else' must have the same size.  but received: {shape_str(t)} vs. "
-            f"{shape_str(e)}",
-        )
+def select(condition: Array, t: Array, e: Array, *, node: KernelNode) -> Array:
+    """TensorFlow's SelectOp: a scalar condition picks one whole input; a vector one, against
+    inputs of more dimensions, picks their rows; else all three are one shape."""
     c = np.asarray(condition)
-    if c.ndim == 1 and np.ndim(t) > 1:
-        if c.shape[0] != np.shape(t)[0]:
+    if c.ndim == 0 or (c.ndim == 1 and np.ndim(t) != 1):
+        if c.ndim == 1:
+            if np.ndim(t) < 1:
+                raise errors.InvalidArgumentError(
+                    None, None, f"'then' must be at least a vector, but saw shape: {shape_str(t)}"
+                )
+            if np.shape(t)[0] != c.shape[0]:
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    "Number of batches of 'then' must match size of 'cond', but saw: "
+                    f"{np.shape(t)[0]} vs. {c.shape[0]}",
+                )
+            c = c.reshape((-1,) + (1,) * (np.ndim(t) - 1))
+        if np.shape(t) != np.shape(e):
             raise errors.InvalidArgumentError(
                 None,
                 None,
-                "Number of batches of 'then' must match size of 'cond', but saw: "
-                f"{np.shape(t)[0]} vs. {c.shape[0]}",
+                f"'then' and 'else' must have the same size.  but received: {shape_str(t)} vs. "
+                f"{shape_str(e)}",
             )
-        c = c.reshape((-1,) + (1,) * (np.ndim(t) - 1))
-    elif c.ndim != 0 and c.shape != np.shape(t):
-        raise errors.InvalidArgumentError(
-            None,
-            None,
-            f"'cond' and 'then' must have the same size.  but received: {shape_str(c)} vs. "
-            f"{shape_str(t)}",
-        )
+    else:
+        _check_same_shapes(node, (c, t, e))
     return np.where(c, t, e)
+
+
+def _check_same_shapes(node: KernelNode, inputs: Sequence[Any]) -> None:
+    """TensorFlow's ``ValidateInputsAreSameShape``: every input the shape of input 0."""
+    first = np.shape(inputs[0])
+    for i, x in enumerate(inputs[1:], 1):
+        if np.shape(x) != first:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"Inputs to operation {node.name} of type {node.op} must have the same size and "
+                f"shape.  Input 0: {shape_str(inputs[0])} != input {i}: {shape_str(x)}",
+            )
 
 
 @register_kernel("SelectV2", cost=elementwise_cost)

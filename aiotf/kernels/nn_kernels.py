@@ -125,7 +125,7 @@ def bias_add(value: Array, bias: Array, *, data_format: bytes) -> Array:
         raise errors.InvalidArgumentError(
             None,
             None,
-            f"Must provide as many biases as the channel dimension of the input tensor: "
+            f"Must provide as many biases as the last dimension of the input tensor: "
             f"{shape_str(bias)} vs. {shape_str(value)}",
         )
     return _add_bias(value, bias, channel)

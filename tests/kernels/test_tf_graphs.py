@@ -4,7 +4,8 @@ known-shape VALID one), the sparse and dense softmax cross entropies with unknow
 (the sparse one checks its shapes with an ``assert_equal``), and a guarded ``tf.Assert``; and
 graphs whose answer depends on grappler's sorting of commutative inputs: an AddN of sixteen
 (bit for bit), and a broadcast error's words for each of grappler's gates (the graph's size,
-its options) and for ops it takes for commutative or not.
+its options) and for ops it takes for commutative or not; and kernels' errors at run time
+(``at_run_*``: inputs of unknown static shape, fed values TensorFlow's kernels refuse).
 
 ``data/`` holds each GraphDef as text and, per step, the feeds and TensorFlow's answer or error
 words (written by ``data/record_tf_graphs.py``); the steps of a case run in order in one session.

@@ -413,8 +413,7 @@ async def test_a_bad_bias_fails_as_the_graphs_bias_add_and_the_next_run_works() 
             assert good.shape == (1, 4, 4, 4)
     fused, plain = failures
     assert fused.message.startswith(
-        "Must provide as many biases as the channel dimension of the input tensor: [3] vs. "
-        "[1,8,8,4]"
+        "Must provide as many biases as the last dimension of the input tensor: [3] vs. [1,8,8,4]"
     )
     assert "{{node bias}}" in fused.message
     # the same error as the graph's own BiasAdd raises: node, device, inputs, attrs, words

@@ -10,6 +10,7 @@ error class and words.
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
 from collections.abc import Callable
@@ -139,6 +140,126 @@ def incompatible(op: str, nodes: int = 4, dtype: Any = np.float32) -> Build:
     return build
 
 
+def at_run(values: dict[str, Any], build: Callable[[dict[str, Any]], Any]) -> Build:
+    """A kernel's error at run time: ``build`` on placeholders of unknown shape named and
+    typed after ``values``, which one step feeds."""
+
+    def case() -> tuple[Any, list[dict[str, Any]]]:
+        fed = {k: tf1.placeholder(tf.as_dtype(v.dtype), name=k) for k, v in values.items()}
+        return build(fed), [{f"{k}:0": v for k, v in values.items()}]
+
+    return case
+
+
+def _f(*shape: int) -> Any:
+    return np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+
+
+def _i(*values: Any) -> Any:
+    return np.array(values, dtype=np.int32)
+
+
+raw = tf.raw_ops
+# Not here: a MaxPool window larger than its input (VALID) kills TensorFlow 2.21's process
+# (SIGFPE in oneDNN); Softmax of a scalar is an AbortedError of oneDNN's words, or Eigen's
+# InvalidArgumentError without oneDNN (aiotf's).
+KERNEL_ERRORS: dict[str, Build] = {
+    "matmul_sizes": at_run(
+        {"a": _f(2, 3), "b": _f(4, 5)}, lambda p: raw.MatMul(a=p["a"], b=p["b"])
+    ),
+    "batch_matmul_batches": at_run(
+        {"a": _f(2, 2, 3), "b": _f(3, 3, 4)}, lambda p: raw.BatchMatMulV2(x=p["a"], y=p["b"])
+    ),
+    "reshape_values": at_run(
+        {"x": _f(2, 3), "shape": _i(4, 2)}, lambda p: raw.Reshape(tensor=p["x"], shape=p["shape"])
+    ),
+    "concat_dims": at_run(
+        {"a": _f(2, 3), "b": _f(4, 5)}, lambda p: raw.ConcatV2(values=[p["a"], p["b"]], axis=0)
+    ),
+    "gather_index": at_run(
+        {"params": _f(5, 3), "indices": _i(1, 7)},
+        lambda p: raw.GatherV2(params=p["params"], indices=p["indices"], axis=0),
+    ),
+    "gather_nd_index": at_run(
+        {"params": _f(2, 2), "indices": _i([3, 0])},
+        lambda p: raw.GatherNd(params=p["params"], indices=p["indices"]),
+    ),
+    "slice_bounds": at_run(
+        {"x": _f(5), "begin": _i(3), "size": _i(4)},
+        lambda p: raw.Slice(input=p["x"], begin=p["begin"], size=p["size"]),
+    ),
+    "transpose_perm": at_run(
+        {"x": _f(2, 3), "perm": _i(0, 0)}, lambda p: raw.Transpose(x=p["x"], perm=p["perm"])
+    ),
+    "bias_add_biases": at_run(
+        {"x": _f(2, 3), "bias": _f(4)}, lambda p: raw.BiasAdd(value=p["x"], bias=p["bias"])
+    ),
+    "conv2d_depth": at_run(
+        {"x": _f(1, 5, 5, 4), "w": _f(3, 3, 3, 6)},
+        lambda p: raw.Conv2D(input=p["x"], filter=p["w"], strides=[1, 1, 1, 1], padding="SAME"),
+    ),
+    "pad_paddings": at_run(
+        {"x": _f(2, 3), "paddings": _i([1, 1])},
+        lambda p: raw.Pad(input=p["x"], paddings=p["paddings"]),
+    ),
+    "one_hot_depth": at_run(
+        {"indices": _i(1, 2), "depth": np.int32(-1)},
+        lambda p: raw.OneHot(indices=p["indices"], depth=p["depth"], on_value=1.0, off_value=0.0),
+    ),
+    "range_order": at_run(
+        {"start": np.int32(5), "limit": np.int32(1)},
+        lambda p: raw.Range(start=p["start"], limit=p["limit"], delta=1),
+    ),
+    "tile_multiples": at_run(
+        {"x": _f(2, 3), "multiples": _i(2)},
+        lambda p: raw.Tile(input=p["x"], multiples=p["multiples"]),
+    ),
+    "split_uneven": at_run({"x": _f(5)}, lambda p: raw.Split(axis=0, value=p["x"], num_split=3)),
+    "squeeze_dim": at_run({"x": _f(2, 3)}, lambda p: raw.Squeeze(input=p["x"], axis=[0])),
+    "expand_dims_axis": at_run(
+        {"x": _f(2), "axis": np.int32(5)}, lambda p: raw.ExpandDims(input=p["x"], axis=p["axis"])
+    ),
+    "sum_axis": at_run(
+        {"x": _f(2, 3), "axis": _i(2)}, lambda p: raw.Sum(input=p["x"], axis=p["axis"])
+    ),
+    "arg_max_axis": at_run(
+        {"x": _f(2, 3), "axis": np.int32(3)},
+        lambda p: raw.ArgMax(input=p["x"], dimension=p["axis"]),
+    ),
+    "fill_dims": at_run(
+        {"dims": _i(-1, 2)}, lambda p: raw.Fill(dims=p["dims"], value=np.float32(1))
+    ),
+    "floor_div_zero": at_run(
+        {"x": _i(4, 5), "y": _i(2, 0)}, lambda p: raw.FloorDiv(x=p["x"], y=p["y"])
+    ),
+    "select_sizes": at_run(
+        {"c": np.array([True, False]), "x": _f(3), "y": _f(3)},
+        lambda p: raw.Select(condition=p["c"], x=p["x"], y=p["y"]),
+    ),
+    "select_batches": at_run(
+        {"c": np.array([True, False]), "x": _f(3, 2), "y": _f(3, 2)},
+        lambda p: raw.Select(condition=p["c"], x=p["x"], y=p["y"]),
+    ),
+    "select_scalar": at_run(
+        {"c": np.array(True), "x": _f(2), "y": _f(3)},
+        lambda p: raw.Select(condition=p["c"], x=p["x"], y=p["y"]),
+    ),
+    "add_n_shapes": at_run(
+        {"a": _f(2), "b": _f(2), "c": _f(3)},
+        lambda p: tf.math.add_n([p["a"], p["b"], p["c"]], name="my_sum"),
+    ),
+    "sparse_xent_label": at_run(
+        {"logits": _f(2, 3), "labels": _i(1, 5)},
+        lambda p: raw.SparseSoftmaxCrossEntropyWithLogits(features=p["logits"], labels=p["labels"]),
+    ),
+    "strided_slice_stride": at_run(
+        {"x": _f(5), "begin": _i(0), "end": _i(3), "strides": _i(0)},
+        lambda p: raw.StridedSlice(
+            input=p["x"], begin=p["begin"], end=p["end"], strides=p["strides"]
+        ),
+    ),
+}
+
 # name: (build, graph options); each a session of its own.
 CASES: dict[str, tuple[Build, dict[str, Any]]] = {
     "atrous_depthwise_dynamic": (atrous_depthwise_dynamic, {}),
@@ -180,6 +301,7 @@ CASES: dict[str, tuple[Build, dict[str, Any]]] = {
     ),
     "add_incompatible_pruned_placement": (incompatible("AddV2"), {"place_pruned_graph": True}),
     "function_incompatible": (function_incompatible, {}),
+    **{f"at_run_{name}": (build, {}) for name, build in KERNEL_ERRORS.items()},
     # which ops grappler takes for commutative
     "add_v1_incompatible": (incompatible("Add"), {}),
     "add_v1_strings_incompatible": (incompatible("Add", dtype=np.bytes_), {}),
@@ -225,6 +347,8 @@ def main() -> None:
         g = tf.Graph()
         with g.as_default():
             out, steps = build()
+        if isinstance(out, list | tuple):  # several outputs (Split): the first
+            out = out[0]
         arrays: dict[str, Any] = {}
         record = []
         config = tf1.ConfigProto(graph_options=graph_options)
