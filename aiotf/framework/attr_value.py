@@ -49,7 +49,7 @@ def encode(value: Any, attr_type: str | None = None) -> Any:
     """An ``AttrValue`` holding ``value``; ``attr_type`` (``"list(int)"``...) settles empty lists."""
     if isinstance(value, AttrValue):
         return value
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple) and attr_type != "shape":  # a shape given as a list
         out = AttrValue()
         out.list.SetInParent()
         if not value:

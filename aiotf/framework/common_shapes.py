@@ -190,6 +190,31 @@ def _shape_from_value(value: np.ndarray[Any, Any] | None, rank_hint: TensorShape
     return TensorShape(None)
 
 
+def fill(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """The shape the ``dims`` input says, none of its known entries negative."""
+    dims = _as_ints(ctx.const(0))
+    if dims is not None and min(dims, default=0) < 0:
+        raise ctx.invalid("Fill dimensions must be >= 0")
+    return [_shape_from_value(ctx.const(0), ctx.input_shapes[0])]
+
+
+def broadcast_to(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """The ``shape`` input's shape, the input's known dimensions 1 or equal to it (aligned at
+    the right), as TensorFlow's shape function checks."""
+    out = _shape_from_value(ctx.const(1), ctx.input_shapes[1])
+    x = ctx.input_shapes[0]
+    if out.rank is None or x.rank is None:
+        return [out]
+    if x.rank > out.rank:
+        raise ctx.invalid(
+            f"Rank of input ({x.rank}) must be no greater than rank of output shape ({out.rank})."
+        )
+    for d, o in zip(x, list(out)[out.rank - x.rank :], strict=True):
+        if d is not None and d != 1 and o is not None and o != d:
+            raise ctx.invalid(f"Dimensions must be equal, but are {d} and {o}")
+    return [out]
+
+
 def from_shape_input(index: int) -> Callable[[InferenceContext], Sequence[TensorShape]]:
     """The output's shape is the value of the 1-D shape tensor input ``index``."""
 
@@ -357,10 +382,9 @@ def gather_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
     if batch_dims < 0:
         batch_dims += indices.rank
     axis = axis_v[0]
-    if not -params.rank <= axis < max(params.rank, 1):
-        raise ctx.invalid(
-            f"Expected axis in the range [{-params.rank}, {params.rank}), but got {axis}"
-        )
+    least = -axis if axis < 0 else axis + 1  # TensorFlow's check: the params' rank
+    if params.rank < least:
+        raise ctx.invalid(f"Shape must be at least rank {least} but is rank {params.rank}")
     if axis < 0:
         axis += params.rank
     p = list(params)
@@ -792,16 +816,17 @@ def _windowed(
     out = list(dims)
     for i in range(2):
         ax = h + i
-        size = conv_output_size(
-            dims[ax],
-            k[i],
-            strides[ax],
-            dilations[ax] if len(dilations) == 4 else 1,
-            padding,
-            (explicit[2 * ax], explicit[2 * ax + 1]) if len(explicit) == 8 else (0, 0),
-        )
-        if size is not None and size < 0:
-            raise ctx.invalid(f"Computed output size would be negative: {size}")
+        dilation = dilations[ax] if len(dilations) == 4 else 1
+        pads = (explicit[2 * ax], explicit[2 * ax + 1]) if len(explicit) == 8 else (0, 0)
+        given = dims[ax]
+        if padding != b"SAME" and given is not None:  # TensorFlow's Subtract of the window
+            padded = given + (sum(pads) if padding == b"EXPLICIT" else 0)
+            window = (k[i] - 1) * dilation + 1
+            if padded < window:
+                raise ctx.invalid(
+                    f"Negative dimension size caused by subtracting {window} from {padded}"
+                )
+        size = conv_output_size(given, k[i], strides[ax], dilation, padding, pads)
         out[ax] = size
     out[c] = out_c
     del b

@@ -65,14 +65,14 @@ register_op(
     inputs=["dims: index_type", "value: T"],
     outputs=["output: T"],
     attrs=["T: type", "index_type: {int32, int64} = int32"],
-    shape_fn=common_shapes.from_shape_input(0),
+    shape_fn=common_shapes.fill,
 )
 register_op(
     "BroadcastTo",
     inputs=["input: T", "shape: Tidx"],
     outputs=["output: T"],
     attrs=["T: type", "Tidx: {int32, int64} = int32"],
-    shape_fn=common_shapes.from_shape_input(1),
+    shape_fn=common_shapes.broadcast_to,
 )
 register_op(
     "ExpandDims",
