@@ -22,6 +22,7 @@ import numpy as np
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.simplefilter("ignore")
 import tensorflow as tf  # noqa: E402
+from tensorflow.python.framework import op_def_registry  # noqa: E402
 
 tf1 = tf.compat.v1
 tf1.disable_eager_execution()
@@ -260,6 +261,153 @@ KERNEL_ERRORS: dict[str, Build] = {
     ),
 }
 
+_EDGES = np.array([-np.inf, -3.5, -2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, 1e30, np.inf, np.nan])
+_F32_EDGES = _EDGES.astype(np.float32)
+_INTS = np.array([-7, -6, -1, 0, 1, 5, 7], np.int32)
+_DIVISORS = np.array([2, -4, 3, -3, 5, -2, 4], np.int32)
+_NAN_ROWS = np.array(
+    [[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [-np.inf, 2.0, np.inf]], np.float32
+)
+
+
+def _unary(op: str, x: Any = _F32_EDGES) -> Build:
+    (arg,) = op_def_registry.get(op).input_arg  # x, or features
+    return at_run({"x": x}, lambda p: getattr(raw, op)(**{arg.name: p["x"]}))
+
+
+def _binary(op: str, x: Any = _INTS, y: Any = _DIVISORS) -> Build:
+    return at_run({"x": x, "y": y}, lambda p: getattr(raw, op)(x=p["x"], y=p["y"]))
+
+
+# Values at the edges (signed zeros, halves, infinities, NaN, negative integer division):
+# what each kernel answers there, element for element.
+KERNEL_VALUES: dict[str, Build] = {
+    **{
+        op.lower(): _unary(op)
+        for op in (
+            "Round",
+            "Sign",
+            "Floor",
+            "Ceil",
+            "Rsqrt",
+            "Reciprocal",
+            "Sigmoid",
+            "Tanh",
+            "Softplus",
+            "Elu",
+            "Selu",
+            "Exp",
+            "Expm1",
+            "Log",
+            "Log1p",
+            "Sqrt",
+            "Square",
+            "Abs",
+            "Neg",
+            "IsFinite",
+            "IsNan",
+            "Relu",
+            "Relu6",
+        )
+    },  # fmt: skip
+    "leaky_relu": at_run({"x": _F32_EDGES}, lambda p: raw.LeakyRelu(features=p["x"], alpha=0.1)),
+    "sign_int": _unary("Sign", _INTS),
+    "abs_int_min": _unary("Abs", np.array([-(2**31), -1, 3], np.int32)),
+    "floor_div": _binary("FloorDiv"),
+    "floor_mod": _binary("FloorMod"),
+    "truncate_div": _binary("TruncateDiv"),
+    "truncate_mod": _binary("TruncateMod"),
+    "floor_mod_float": _binary(
+        "FloorMod",
+        np.array([-7.5, 7.5, -0.0, 3.0], np.float32),
+        np.array([2.0, -2.0, 3.0, -0.0], np.float32),
+    ),
+    "div_int": _binary("Div"),
+    "real_div_zero": _binary(
+        "RealDiv",
+        np.array([1.0, -1.0, 0.0, 0.0], np.float32),
+        np.array([0.0, 0.0, 0.0, -0.0], np.float32),
+    ),
+    "div_no_nan": _binary(
+        "DivNoNan",
+        np.array([1.0, np.nan, 0.0, 2.0], np.float32),
+        np.array([0.0, 0.0, 0.0, 4.0], np.float32),
+    ),
+    "pow_int": _binary("Pow", np.array([2, -3, 0, 5], np.int32), np.array([3, 3, 0, 1], np.int32)),
+    "pow_float": _binary(
+        "Pow",
+        np.array([-8.0, 0.0, 2.0, np.nan], np.float32),
+        np.array([1 / 3, -1.0, 0.5, 0.0], np.float32),
+    ),
+    "maximum_nan": _binary("Maximum", _F32_EDGES, _F32_EDGES[::-1].copy()),
+    "minimum_nan": _binary("Minimum", _F32_EDGES, _F32_EDGES[::-1].copy()),
+    "squared_difference_int": _binary("SquaredDifference"),
+    "cast_to_int": at_run(
+        {"x": np.array([-2.7, -0.5, 0.5, 2.7, 3e9, -3e9], np.float32)},
+        lambda p: raw.Cast(x=p["x"], DstT=tf.int32),
+    ),
+    "cast_to_uint8": at_run(
+        {"x": np.array([-1, 255, 256, 300], np.int32)}, lambda p: raw.Cast(x=p["x"], DstT=tf.uint8)
+    ),
+    "cast_to_bool": at_run(
+        {"x": np.array([0.0, -0.0, 0.5, np.nan], np.float32)},
+        lambda p: raw.Cast(x=p["x"], DstT=tf.bool),
+    ),
+    "max_rows_nan": at_run(
+        {"x": _NAN_ROWS, "axis": np.int32(1)}, lambda p: raw.Max(input=p["x"], axis=p["axis"])
+    ),
+    "min_rows_nan": at_run(
+        {"x": _NAN_ROWS, "axis": np.int32(1)}, lambda p: raw.Min(input=p["x"], axis=p["axis"])
+    ),
+    "arg_max_nan": at_run(
+        {"x": _NAN_ROWS, "axis": np.int32(1)},
+        lambda p: raw.ArgMax(input=p["x"], dimension=p["axis"]),
+    ),
+    "arg_min_ties": at_run(
+        {"x": np.array([[3, 1, 1], [2, 2, 2]], np.int32), "axis": np.int32(1)},
+        lambda p: raw.ArgMin(input=p["x"], dimension=p["axis"]),
+    ),
+    "mean_int": at_run(
+        {"x": np.array([[1, 2], [2, 2], [-3, 0]], np.int32), "axis": np.int32(1)},
+        lambda p: raw.Mean(input=p["x"], axis=p["axis"]),
+    ),
+    "sum_empty": at_run(
+        {"x": np.zeros((0, 3), np.float32), "axis": np.int32(0)},
+        lambda p: raw.Sum(input=p["x"], axis=p["axis"]),
+    ),
+    "max_empty": at_run(
+        {"x": np.zeros((0, 3), np.float32), "axis": np.int32(0)},
+        lambda p: raw.Max(input=p["x"], axis=p["axis"]),
+    ),
+    "prod_int_overflow": at_run(
+        {"x": np.array([65536, 65536, 3], np.int32), "axis": np.int32(0)},
+        lambda p: raw.Prod(input=p["x"], axis=p["axis"]),
+    ),
+    "cumsum_exclusive_reverse": at_run(
+        {"x": np.array([1.0, 2.0, 3.0, 4.0], np.float32), "axis": np.int32(0)},
+        lambda p: raw.Cumsum(x=p["x"], axis=p["axis"], exclusive=True, reverse=True),
+    ),
+    "softmax_inf_row": at_run(
+        {"x": np.array([[np.inf, 1.0], [-np.inf, -np.inf], [1.0, 2.0]], np.float32)},
+        lambda p: raw.Softmax(logits=p["x"]),
+    ),
+    "log_softmax_inf_row": at_run(
+        {"x": np.array([[np.inf, 1.0], [1.0, 2.0]], np.float32)},
+        lambda p: raw.LogSoftmax(logits=p["x"]),
+    ),
+    "range_float": at_run(
+        {"start": np.float32(0.1), "limit": np.float32(1.0), "delta": np.float32(0.3)},
+        lambda p: raw.Range(start=p["start"], limit=p["limit"], delta=p["delta"]),
+    ),
+    "one_hot_negative_index": at_run(
+        {"i": np.array([0, -1, 3, 2], np.int32)},
+        lambda p: raw.OneHot(indices=p["i"], depth=3, on_value=5.0, off_value=-1.0),
+    ),
+    "l2_loss": at_run(
+        {"x": np.array([3.0, -4.0, 0.5], np.float32)}, lambda p: raw.L2Loss(t=p["x"])
+    ),
+}
+
 # name: (build, graph options); each a session of its own.
 CASES: dict[str, tuple[Build, dict[str, Any]]] = {
     "atrous_depthwise_dynamic": (atrous_depthwise_dynamic, {}),
@@ -302,6 +450,7 @@ CASES: dict[str, tuple[Build, dict[str, Any]]] = {
     "add_incompatible_pruned_placement": (incompatible("AddV2"), {"place_pruned_graph": True}),
     "function_incompatible": (function_incompatible, {}),
     **{f"at_run_{name}": (build, {}) for name, build in KERNEL_ERRORS.items()},
+    **{f"values_{name}": (build, {}) for name, build in KERNEL_VALUES.items()},
     # which ops grappler takes for commutative
     "add_v1_incompatible": (incompatible("Add"), {}),
     "add_v1_strings_incompatible": (incompatible("Add", dtype=np.bytes_), {}),
