@@ -236,6 +236,21 @@ CASES: dict[str, tuple[str, list[Input], dict[str, Any]]] = {
     ),
     "concat_scalars": ("ConcatV2", [[P([]), P([])], C(0)], {}),
     "pack_incompatible": ("Pack", [[P([2]), P([3])]], {"axis": 0}),
+    # strided slices: masks, ellipsis, new axes, negative strides, as x[...] writes them
+    "ss_begin_end_masks": ("StridedSlice", [P([5, 6, 7]), C([1, 2, 3]), C([4, 5, 6]), C([1, 1, 1])], {"begin_mask": 5, "end_mask": 2}),
+    "ss_negative_stride": ("StridedSlice", [P([5, 6]), C([-1, 0]), C([0, 6]), C([-1, 2])], {"end_mask": 1}),
+    "ss_negative_stride_unknown": ("StridedSlice", [P([None, 6]), C([-1, 5]), C([0, 0]), C([-2, -1])], {"end_mask": 3}),
+    "ss_ellipsis_middle": ("StridedSlice", [P([2, 3, 4, 5]), C([1, 0, 2]), C([2, 0, 4]), C([1, 1, 1])], {"ellipsis_mask": 2}),
+    "ss_new_axis_ellipsis": ("StridedSlice", [P([2, 3, None]), C([0, 0, 0]), C([0, 0, 1]), C([1, 1, 1])], {"new_axis_mask": 1, "ellipsis_mask": 2, "shrink_axis_mask": 4}),
+    "ss_shrink_negative": ("StridedSlice", [P([5, 6]), C([-1]), C([0]), C([1])], {"shrink_axis_mask": 1}),
+    "ss_out_of_range_clamped": ("StridedSlice", [P([5]), C([2]), C([100]), C([1])], {}),
+    "ss_empty": ("StridedSlice", [P([5]), C([4]), C([2]), C([1])], {}),
+    "ss_fed_begin": ("StridedSlice", [P([5, 6]), P([2], "int32"), C([3, 6]), C([1, 1])], {}),
+    "ss_fed_begin_shrink": ("StridedSlice", [P([5, 6]), P([2], "int32"), C([3, 6]), C([1, 1])], {"shrink_axis_mask": 1}),
+    "ss_unknown_rank": ("StridedSlice", [P(None), C([1, 0]), C([3, 2]), C([1, 1])], {"shrink_axis_mask": 2}),
+    "ss_two_ellipses": ("StridedSlice", [P([2, 3]), C([0, 0]), C([1, 1]), C([1, 1])], {"ellipsis_mask": 3}),
+    "gather_v2_batch_dims": ("GatherV2", [P([2, 5, 3]), P([2, 4], "int32"), C(1)], {"batch_dims": 1}),
+    "gather_v2_negative_axis": ("GatherV2", [P([2, 5, 3]), P([4], "int32"), C(-1)], {}),
     # losses
     "softmax_xent": ("SoftmaxCrossEntropyWithLogits", [P([None, 5]), P([None, 5])], {}),
     "sparse_softmax_xent": (
