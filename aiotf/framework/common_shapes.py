@@ -167,18 +167,28 @@ def _merge(ctx: InferenceContext, a: TensorShape, b: TensorShape) -> TensorShape
     return TensorShape([x if x is not None else y for x, y in zip(a, b, strict=True)])
 
 
+def _merge_all(ctx: InferenceContext, shapes: Sequence[TensorShape]) -> TensorShape:
+    """All ``shapes`` merged as TensorFlow's AddN, Pack and ConcatV2 merge them: from the last,
+    each into the ones after it (a mismatch names that pair)."""
+    out = shapes[-1] if shapes else TensorShape(None)
+    for s in reversed(shapes[:-1]):
+        out = _merge(ctx, s, out)
+    return out
+
+
 def _broadcast(ctx: InferenceContext, a: TensorShape, b: TensorShape) -> TensorShape:
     """numpy broadcasting of ``a`` and ``b``, refused in TensorFlow's words: the first pair of
-    unequal dimensions from the left, neither 1."""
+    unequal dimensions from the left, neither 1 (what makes ``broadcast_shape`` refuse)."""
     try:
         return broadcast_shape(a, b)
     except ValueError:
-        pass
-    n = max(len(a), len(b))
-    for x, y in zip([1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b), strict=True):
-        if x is not None and y is not None and x != y and 1 not in (x, y):
-            raise ctx.invalid(f"Dimensions must be equal, but are {x} and {y}")
-    raise ctx.invalid(f"Incompatible shapes: {_debug(a)} and {_debug(b)}")
+        n = max(len(a), len(b))
+        x, y = next(
+            (x, y)
+            for x, y in zip([1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b), strict=True)
+            if x is not None and y is not None and x != y and 1 not in (x, y)
+        )
+        raise ctx.invalid(f"Dimensions must be equal, but are {x} and {y}") from None
 
 
 def _shape_from_value(value: np.ndarray[Any, Any] | None, rank_hint: TensorShape) -> TensorShape:
@@ -199,20 +209,23 @@ def fill(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 
 def broadcast_to(ctx: InferenceContext) -> Sequence[TensorShape]:
-    """The ``shape`` input's shape, the input's known dimensions 1 or equal to it (aligned at
-    the right), as TensorFlow's shape function checks."""
+    """The ``shape`` input's shape, as TensorFlow's shape function checks it against the input:
+    from the right, each input dimension above 1 equal to the output's (an unknown output
+    dimension takes it)."""
     out = _shape_from_value(ctx.const(1), ctx.input_shapes[1])
     x = ctx.input_shapes[0]
     if out.rank is None or x.rank is None:
         return [out]
     if x.rank > out.rank:
-        raise ctx.invalid(
-            f"Rank of input ({x.rank}) must be no greater than rank of output shape ({out.rank})."
-        )
-    for d, o in zip(x, list(out)[out.rank - x.rank :], strict=True):
-        if d is not None and d != 1 and o is not None and o != d:
-            raise ctx.invalid(f"Dimensions must be equal, but are {d} and {o}")
-    return [out]
+        raise ctx.invalid(f"Shape must be at most rank {out.rank} but is rank {x.rank}")
+    dims = list(out)
+    for i in range(1, x.rank + 1):
+        d, o = x[-i], dims[-i]
+        if d is not None and d > 1:
+            if o is not None and o != d:
+                raise ctx.invalid(f"Dimensions must be equal, but are {d} and {o}")
+            dims[-i] = d
+    return [TensorShape(dims)]
 
 
 def from_shape_input(index: int) -> Callable[[InferenceContext], Sequence[TensorShape]]:
@@ -230,14 +243,19 @@ def from_shape_input(index: int) -> Callable[[InferenceContext], Sequence[Tensor
 
 
 def add_n(ctx: InferenceContext) -> Sequence[TensorShape]:
-    out = TensorShape(None)
-    for s in ctx.input_shapes:
-        out = _merge(ctx, out, s)
-    return [out]
+    return [_merge_all(ctx, ctx.input_shapes)]
 
 
 def select(ctx: InferenceContext) -> Sequence[TensorShape]:
-    return [_merge(ctx, ctx.input_shapes[1], ctx.input_shapes[2])]
+    """TensorFlow's: the branches one shape; a scalar condition goes with any, a vector one
+    with their first dimension (the branches not scalars), any other is their shape."""
+    cond, data = ctx.input_shapes[0], _merge(ctx, ctx.input_shapes[1], ctx.input_shapes[2])
+    if cond.rank is None or data.rank is None or cond.rank == 0:
+        return [data]
+    if cond.rank != 1 or data.rank == 0:
+        return [_merge(ctx, data, cond)]
+    _merge(ctx, cond, TensorShape([data[0]]))
+    return [data]
 
 
 def select_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
@@ -392,9 +410,7 @@ def gather_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 
 def pack(ctx: InferenceContext) -> Sequence[TensorShape]:
-    out = TensorShape(None)
-    for s in ctx.input_shapes:
-        out = _merge(ctx, out, s)
+    out = _merge_all(ctx, ctx.input_shapes)
     if out.rank is None:
         return [TensorShape(None)]
     axis = int(ctx.attrs.get("axis", 0))
@@ -497,13 +513,13 @@ def concat_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
     # As TensorFlow's: the dimensions before the axis merged as one shape, those after as another
     before, after = TensorShape([None] * axis), TensorShape([None] * (rank - axis - 1))
     total: int | None = 0
-    for s in values:
+    for s in reversed(values):  # from the last, as TensorFlow's
         if s.rank is None:
             total = None
             continue
         dims = list(s)
-        before = _merge(ctx, before, TensorShape(dims[:axis]))
-        after = _merge(ctx, after, TensorShape(dims[axis + 1 :]))
+        before = _merge(ctx, TensorShape(dims[:axis]), before)
+        after = _merge(ctx, TensorShape(dims[axis + 1 :]), after)
         size = dims[axis]
         total = None if total is None or size is None else total + size
     return [TensorShape([*before, total, *after])]
@@ -514,6 +530,9 @@ def reshape(ctx: InferenceContext) -> Sequence[TensorShape]:
     target = _as_ints(ctx.const(1))
     if target is None:
         return [_shape_from_value(None, ctx.input_shapes[1])]
+    wrong = next((d for d in target if d < -1), None)
+    if wrong is not None:
+        raise ctx.invalid(f"Invalid value in tensor used for shape: {wrong}")
     unknown_at = [i for i, d in enumerate(target) if d == -1]
     if len(unknown_at) > 1:
         raise ctx.invalid(f"Cannot infer multiple unknown dimensions in shape {target}")
@@ -531,9 +550,9 @@ def reshape(ctx: InferenceContext) -> Sequence[TensorShape]:
         else:
             dims[unknown_at[0]] = None
     elif n is not None and n != known:
+        text = "[" + ",".join(map(str, target)) + "]"
         raise ctx.invalid(
-            f"Cannot reshape a tensor with {n} elements to shape {_debug(TensorShape(target))} "
-            f"({known} elements)"
+            f"Cannot reshape a tensor with {n} elements to shape {text} ({known} elements)"
         )
     return [TensorShape(dims)]
 
@@ -862,14 +881,20 @@ def _check_groups(ctx: InferenceContext, x: TensorShape, f: TensorShape) -> None
     """Conv2D's input depth a multiple of its filter's (the groups), its output depth a
     multiple of the groups, as TensorFlow's shape function checks."""
     channels = x[1] if ctx.attrs.get("data_format") == b"NCHW" else x[3]
-    if channels is None or f[2] is None or not f[2]:
+    if channels is None or f[2] is None:
         return
+    if not f[2]:
+        raise ctx.invalid("Depth of filter must not be 0")
     if channels % f[2]:
         raise ctx.invalid(
             f"Depth of input ({channels}) is not a multiple of input depth of filter ({f[2]})"
         )
     groups = channels // f[2]
-    if f[3] is not None and f[3] % groups:
+    if channels == f[2] or f[3] is None:
+        return
+    if not groups:
+        raise ctx.invalid("Number of groups must not be 0")
+    if f[3] % groups:
         raise ctx.invalid(
             f"Depth of output ({f[3]}) is not a multiple of the number of groups ({groups})"
         )

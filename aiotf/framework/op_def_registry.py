@@ -279,7 +279,27 @@ _REAL = (
 _QUANTIZED = (dtypes.qint8, dtypes.quint8, dtypes.qint32, dtypes.qint16, dtypes.quint16)
 _TYPE_SETS: dict[str, tuple[dtypes.DType, ...]] = {
     "realnumbertype": _REAL,
-    "numbertype": (*_REAL, dtypes.complex64, dtypes.complex128, *_QUANTIZED),
+    "numbertype": (  # TensorFlow's order (its error messages list them so)
+        dtypes.float32,
+        dtypes.float64,
+        dtypes.int32,
+        dtypes.uint8,
+        dtypes.int16,
+        dtypes.int8,
+        dtypes.complex64,
+        dtypes.int64,
+        dtypes.qint8,
+        dtypes.quint8,
+        dtypes.qint32,
+        dtypes.bfloat16,
+        dtypes.qint16,
+        dtypes.quint16,
+        dtypes.uint16,
+        dtypes.complex128,
+        dtypes.float16,
+        dtypes.uint32,
+        dtypes.uint64,
+    ),  # fmt: skip
     "quantizedtype": _QUANTIZED,
     "floattype": (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64),
 }

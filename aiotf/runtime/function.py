@@ -17,8 +17,9 @@ Design. A session's graph may carry a ``FunctionDefLibrary`` (control flow v2: t
 
 State of the runtime, and its invariants:
 
-- ``_handles``: ``(name, canonical attrs, device name) -> handle``; one entry per distinct
-  instantiation, never removed while the session lives.
+- ``_handles``: ``(name, canonical attrs, device name, in grappler's order) -> handle``; one
+  entry per distinct instantiation, never removed while the session lives (a body built
+  before the session's graph took grappler's order is built again after).
 - ``_items[handle]``: the compiled function (executor, arg and ret dtypes); built exactly once.
 - ``_by_func``: a fast path for kernels, keyed by the identity of the ``NameAttrList`` attr they
   hold (the proto is kept alive in the entry, so the id is never reused while the entry exists).
@@ -439,9 +440,9 @@ class FunctionLibraryRuntime:
         self.library = library
         self._optimizer_options = optimizer_options
         self._canonical = canonical  # whether bodies take grappler's input order (the graph's)
-        self._handles: dict[tuple[str, tuple[tuple[str, bytes], ...], str], int] = {}
+        self._handles: dict[tuple[str, tuple[tuple[str, bytes], ...], str, bool], int] = {}
         self._items: list[_Item] = []
-        self._by_func: dict[tuple[int, str], tuple[Any, int]] = {}
+        self._by_func: dict[tuple[int, str, bool], tuple[Any, int]] = {}
 
     @property
     def num_instantiated(self) -> int:
@@ -455,6 +456,7 @@ class FunctionLibraryRuntime:
             name,
             tuple(sorted((k, v.SerializeToString(deterministic=True)) for k, v in attrs.items())),
             device.name,
+            self._canonical(),  # a body built before the graph was sorted is built again
         )
         handle = self._handles.get(key)
         if handle is None:
@@ -464,7 +466,7 @@ class FunctionLibraryRuntime:
 
     def instantiate_func(self, func: Any, device: Device) -> int:
         """The handle of the function a ``func`` attr (``NameAttrList``) names, on ``device``."""
-        key = (id(func), device.name)
+        key = (id(func), device.name, self._canonical())
         entry = self._by_func.get(key)
         if entry is not None and entry[0] is func:
             return entry[1]

@@ -4,6 +4,7 @@ broadcast errors' words under each gate) are recorded in kernels/test_tf_graphs.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -97,3 +98,27 @@ async def test_a_graph_that_grows_past_the_least_size_is_sorted_from_then_on() -
         with pytest.raises(aiotf.errors.InvalidArgumentError, match=r"\[2\] vs. \[3\]"):
             await sess.run(u, feeds)
         assert g.get_operation_by_name("s").inputs[0].name == "zz:0"  # the user's graph as built
+
+
+async def test_a_function_built_before_the_graph_was_sorted_is_built_again() -> None:
+    # TensorFlow 2.21's graph of a call to a function adding zz_in and aa_in, without its
+    # fourth node: three nodes, too few for grappler, until the session's graph grows.
+    from google.protobuf import text_format
+
+    data = Path(__file__).parents[1] / "kernels" / "data" / "function_incompatible.pbtxt"
+    graph_def = text_format.Parse(data.read_text(), aiotf.GraphDef())
+    kept = [n for n in graph_def.node if n.name != "unused"]
+    del graph_def.node[:]
+    graph_def.node.extend(kept)
+    g = aiotf.Graph()
+    with g.as_default():
+        aiotf.import_graph_def(graph_def, name="")
+    call = g.get_operation_by_name("PartitionedCall").outputs[0]
+    feeds = {"zz:0": np.zeros(3, np.float32), "aa:0": np.zeros(2, np.float32)}
+    async with aiotf.Session(graph=g) as sess:
+        with pytest.raises(aiotf.errors.InvalidArgumentError, match=r"\[3\] vs. \[2\]"):
+            await sess.run(call, feeds)
+        with g.as_default():
+            aiotf.constant(1.0, name="fourth")
+        with pytest.raises(aiotf.errors.InvalidArgumentError, match=r"\[2\] vs. \[3\]"):
+            await sess.run(call, feeds)

@@ -136,7 +136,11 @@ register_op(
     "ReverseV2",
     inputs=["tensor: T", "axis: Tidx"],
     outputs=["output: T"],
-    attrs=["Tidx: {int32, int64} = int32", _REVERSE_TYPES],
+    attrs=[
+        "Tidx: {int32, int64} = int32",
+        "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, bfloat16, half, "
+        "float, double, complex64, complex128, string}",  # Reverse's, in TensorFlow's order
+    ],
     shape_fn=common_shapes.unchanged,
 )
 register_op(

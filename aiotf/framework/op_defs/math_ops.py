@@ -8,12 +8,25 @@ _BINARY_TYPES = (
     "int64, complex64, complex128}"
 )
 
-for _name, _commutative in (("AddV2", True), ("Sub", False), ("Mul", True), ("RealDiv", False)):
+_SUB_TYPES = (
+    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, complex64, "
+    "complex128, uint32, uint64}"
+)
+_BINARY_MORE = (
+    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, "
+    "int64, complex64, complex128}"
+)
+for _name, _types, _commutative in (  # each in TensorFlow's order (its messages list them so)
+    ("AddV2", _BINARY_TYPES, True),
+    ("Sub", _SUB_TYPES, False),
+    ("Mul", _BINARY_MORE, True),
+    ("RealDiv", _BINARY_MORE, False),
+):
     register_op(
         _name,
         inputs=["x: T", "y: T"],
         outputs=["z: T"],
-        attrs=[_BINARY_TYPES],
+        attrs=[_types],
         shape_fn=common_shapes.broadcast_binary,
         is_commutative=_commutative,
     )
@@ -83,10 +96,6 @@ register_op(
 # (TensorFlow's core/ops/math_ops.cc).
 # ----------------------------------------------------------------------------------------------
 
-_BINARY_MORE = (
-    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, "
-    "int64, complex64, complex128}"
-)
 _FLOAT_COMPLEX = "T: {bfloat16, half, float, double, complex64, complex128}"
 _SIGNED = "T: {bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}"
 _REAL_ORDERED = (
