@@ -201,7 +201,8 @@ def _shape_from_value(value: np.ndarray[Any, Any] | None, rank_hint: TensorShape
 
 
 def fill(ctx: InferenceContext) -> Sequence[TensorShape]:
-    """The shape the ``dims`` input says, none of its known entries negative."""
+    """The shape the ``dims`` input (a vector) says, none of its known entries negative."""
+    _with_rank(ctx, ctx.input_shapes[0], 1)
     dims = _as_ints(ctx.const(0))
     if dims is not None and min(dims, default=0) < 0:
         raise ctx.invalid("Fill dimensions must be >= 0")
@@ -348,8 +349,8 @@ def expand_dims(ctx: InferenceContext) -> Sequence[TensorShape]:
     if len(dim) != 1:
         raise ctx.invalid(f"'dim' input must be a tensor with a single value, got {len(dim)}")
     d = dim[0]
-    if not -shape.rank - 1 <= d <= shape.rank:
-        raise ctx.invalid(f"Tried to expand dim index {d} for tensor with {shape.rank} dimensions.")
+    if not -shape.rank - 1 <= d <= shape.rank:  # the kernel's words differ
+        raise ctx.invalid(f"dim {d} not in the interval [{-shape.rank - 1}, {shape.rank}].")
     if d < 0:
         d += shape.rank + 1
     dims = list(shape)
@@ -393,12 +394,18 @@ def gather(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 def gather_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
     params, indices = ctx.input_shapes[0], ctx.input_shapes[1]
-    axis_v = _as_ints(ctx.const(2))
-    if params.rank is None or indices.rank is None or axis_v is None:
-        return [TensorShape(None)]
     batch_dims = int(ctx.attrs.get("batch_dims", 0))
-    if batch_dims < 0:
+    if batch_dims < 0 and indices.rank is not None:
         batch_dims += indices.rank
+    if batch_dims > 0:  # as TensorFlow's shape function checks them, the indices first
+        for shape, least in ((indices, batch_dims), (params, batch_dims + 1)):
+            if shape.rank is not None and shape.rank < least:
+                raise ctx.invalid(f"Shape must be at least rank {least} but is rank {shape.rank}")
+    if params.rank is None or indices.rank is None:
+        return [TensorShape(None)]
+    axis_v = _as_ints(ctx.const(2))
+    if axis_v is None:  # the rank is known all the same
+        return [TensorShape([None] * (params.rank + indices.rank - 1 - batch_dims))]
     axis = axis_v[0]
     least = -axis if axis < 0 else axis + 1  # TensorFlow's check: the params' rank
     if params.rank < least:
@@ -858,7 +865,11 @@ def conv2d(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 
 def depthwise_conv2d(ctx: InferenceContext) -> Sequence[TensorShape]:
-    """Filter [kh, kw, in, multiplier]: ``in * multiplier`` output channels."""
+    """Filter [kh, kw, in, multiplier]: ``in * multiplier`` output channels, ``in`` the
+    input's depth."""
+    x, f = ctx.input_shapes
+    if x.rank == 4 and f.rank == 4:
+        _merge_dim(ctx, x[_spatial(ctx, x)[3]], f[2])
     return _conv_shape(ctx, lambda f: None if f[2] is None or f[3] is None else f[2] * f[3])
 
 
@@ -944,10 +955,7 @@ def sparse_softmax_xent(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 def softmax_xent(ctx: InferenceContext) -> Sequence[TensorShape]:
     features, labels = ctx.input_shapes
-    try:
-        both = broadcast_shape(features, labels)
-    except ValueError:
-        raise ctx.invalid(f"Dimensions must be equal: {features} and {labels}") from None
+    both = _broadcast(ctx, features, labels)
     if both.rank is None:
         return [TensorShape([None]), TensorShape([None, None])]
     if both.rank != 2:

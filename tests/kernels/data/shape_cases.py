@@ -317,6 +317,25 @@ CASES: dict[str, tuple[str, list[Input], dict[str, Any]]] = {
         {"strides": [1, 1, 1, 1], "padding": "SAME"},
     ),
     "reshape_negative": ("Reshape", [P([2, 3]), C([-2, 3])], {}),
+    "fill_dims_rank": ("Fill", [C([[2, 3]]), C(1.0, F)], {}),
+    "gather_v2_fed_axis": ("GatherV2", [P([5, 3]), P([2], "int32"), P([], "int32")], {}),
+    "gather_v2_batch_dims_too_large": (
+        "GatherV2",
+        [P([2, 5, 3]), P([2], "int32"), C(1)],
+        {"batch_dims": 2},
+    ),
+    "gather_v2_batch_dims_after_axis": (
+        "GatherV2",
+        [P([2, 5, 3]), P([2, 4], "int32"), C(0)],
+        {"batch_dims": 1},
+    ),
+    "expand_dims_out_of_range": ("ExpandDims", [P([2]), C(5)], {}),
+    "softmax_xent_incompatible": ("SoftmaxCrossEntropyWithLogits", [P([2, 5]), P([2, 4])], {}),
+    "depthwise_depth": (
+        "DepthwiseConv2dNative",
+        [P([None, 8, 8, 3]), P([3, 3, 4, 2])],
+        {"strides": [1, 1, 1, 1], "padding": "SAME"},
+    ),
     # losses
     "softmax_xent": ("SoftmaxCrossEntropyWithLogits", [P([None, 5]), P([None, 5])], {}),
     "sparse_softmax_xent": (
