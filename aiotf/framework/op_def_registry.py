@@ -277,29 +277,15 @@ _REAL = (
     dtypes.int64, dtypes.bfloat16, dtypes.uint16, dtypes.float16, dtypes.uint32, dtypes.uint64,
 )  # fmt: skip
 _QUANTIZED = (dtypes.qint8, dtypes.quint8, dtypes.qint32, dtypes.qint16, dtypes.quint16)
+_NUMBER = (  # TensorFlow's order (its type errors list them so)
+    dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint8, dtypes.int16, dtypes.int8,
+    dtypes.complex64, dtypes.int64, dtypes.qint8, dtypes.quint8, dtypes.qint32,
+    dtypes.bfloat16, dtypes.qint16, dtypes.quint16, dtypes.uint16, dtypes.complex128,
+    dtypes.float16, dtypes.uint32, dtypes.uint64,
+)  # fmt: skip
 _TYPE_SETS: dict[str, tuple[dtypes.DType, ...]] = {
     "realnumbertype": _REAL,
-    "numbertype": (  # TensorFlow's order (its error messages list them so)
-        dtypes.float32,
-        dtypes.float64,
-        dtypes.int32,
-        dtypes.uint8,
-        dtypes.int16,
-        dtypes.int8,
-        dtypes.complex64,
-        dtypes.int64,
-        dtypes.qint8,
-        dtypes.quint8,
-        dtypes.qint32,
-        dtypes.bfloat16,
-        dtypes.qint16,
-        dtypes.quint16,
-        dtypes.uint16,
-        dtypes.complex128,
-        dtypes.float16,
-        dtypes.uint32,
-        dtypes.uint64,
-    ),  # fmt: skip
+    "numbertype": _NUMBER,
     "quantizedtype": _QUANTIZED,
     "floattype": (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64),
 }
