@@ -317,6 +317,7 @@ CASES: dict[str, tuple[str, list[Input], dict[str, Any]]] = {
         {"strides": [1, 1, 1, 1], "padding": "SAME"},
     ),
     "reshape_negative": ("Reshape", [P([2, 3]), C([-2, 3])], {}),
+    "one_hot_bad_axis": ("OneHot", [P([2], "int32"), C(3), C(1.0, F), C(0.0, F)], {"axis": -2}),
     "fill_dims_rank": ("Fill", [C([[2, 3]]), C(1.0, F)], {}),
     "gather_v2_fed_axis": ("GatherV2", [P([5, 3]), P([2], "int32"), P([], "int32")], {}),
     "gather_v2_batch_dims_too_large": (
