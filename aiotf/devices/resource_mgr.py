@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -16,6 +17,13 @@ class ResourceMgr:
         self.default_container = default_container
         self._lock = threading.Lock()
         self._containers: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count()
+
+    def generate_unique_id(self) -> int:
+        """TensorFlow's ``GenerateUniqueId``: 0, 1, 2... for this manager (a session's device),
+        which names the resources of kernels without a shared name (``_0_queue``)."""
+        with self._lock:
+            return next(self._ids)
 
     def lookup_or_create(self, container: str, name: str, create: Callable[[], Any]) -> Any:
         with self._lock:
@@ -23,6 +31,10 @@ class ResourceMgr:
             if name not in table:
                 table[name] = create()
             return table[name]
+
+    def has_container(self, container: str) -> bool:
+        with self._lock:
+            return (container or self.default_container) in self._containers
 
     def lookup(self, container: str, name: str) -> Any | None:
         with self._lock:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import itertools
 import threading
 import weakref
 from collections import deque
@@ -341,8 +340,7 @@ def _invalid(message: str) -> errors.InvalidArgumentError:
 # ----------------------------------------------------------------------------------------------
 
 # Where a queue without a shared_name lives: TensorFlow's ``_<unique id>_<node name>``, chosen once
-# per ResourceMgr and node.
-_UNIQUE_IDS = itertools.count()
+# per ResourceMgr and node, the id the manager's own.
 _PRIVATE_NAMES: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], str]] = (
     weakref.WeakKeyDictionary()
 )
@@ -354,7 +352,7 @@ def _private_name(manager: Any, container: str, node_name: str) -> str:
         names = _PRIVATE_NAMES.setdefault(manager, {})
         key = (container, node_name)
         if key not in names:
-            names[key] = f"_{next(_UNIQUE_IDS)}_{node_name}"
+            names[key] = f"_{manager.generate_unique_id()}_{node_name}"
         return names[key]
 
 

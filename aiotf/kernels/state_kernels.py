@@ -200,7 +200,13 @@ def _cell(ctx: StepContext, handle: ResourceHandle) -> Var:
     return var
 
 
-def _missing(handle: ResourceHandle) -> str:
+def _missing(ctx: StepContext, handle: ResourceHandle) -> str:
+    """TensorFlow's ResourceMgr words for a variable it cannot find: its container first."""
+    if not ctx.device.resource_manager.has_container(handle.container):
+        return (
+            f"Container {handle.container} does not exist. (Could not find resource: "
+            f"{handle.container}/{handle.name})"
+        )
     return f"Resource {handle.container}/{handle.name}/N10tensorflow3VarE does not exist."
 
 
@@ -227,7 +233,7 @@ def read_variable_op(ctx: StepContext, resource: Array, *, dtype: dtypes.DType) 
             None,
             f"Could not find variable {handle.name}. This could mean that the variable has been "
             "deleted. In TF1, it can also mean the variable is uninitialized. Debug info: "
-            f"container={handle.container}, status error message={_missing(handle)}",
+            f"container={handle.container}, status error message={_missing(ctx, handle)}",
         )
     if var.dtype.base_dtype is not dtype.base_dtype:
         raise errors.InvalidArgumentError(
@@ -271,7 +277,7 @@ def _update_var(
     with _UPDATE_LOCK:
         var = _lookup(ctx, handle)
         if var is None or var.value is None or var.dtype is None:
-            raise errors.NotFoundError(None, None, _missing(handle))
+            raise errors.NotFoundError(None, None, _missing(ctx, handle))
         if var.dtype.base_dtype is not dtype.base_dtype:
             raise errors.InvalidArgumentError(
                 None, None, "DType of variable handle and value does not match."

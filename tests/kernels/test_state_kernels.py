@@ -203,7 +203,16 @@ def test_resource_variable_errors() -> None:
     h, hc = _handle(ctx), _handle(ctx, "hc", container=b"cc", shared_name=b"hh")
     read = _kernel("ReadVariableOp", dtype=aiotf.float32)
     with pytest.raises(errors.FailedPreconditionError) as info:
-        read(ctx, h)
+        read(ctx, h)  # the container itself does not exist yet (TensorFlow's words, recorded)
+    assert info.value.message == (
+        "Could not find variable h. This could mean that the variable has been deleted. In TF1, "
+        "it can also mean the variable is uninitialized. Debug info: container=localhost, status "
+        "error message=Container localhost does not exist. (Could not find resource: localhost/h)"
+    )
+    other = _handle(ctx, "other", shared_name=b"other")
+    _kernel("AssignVariableOp", dtype=aiotf.float32)(ctx, other, np.ones(2, F32))
+    with pytest.raises(errors.FailedPreconditionError) as info:
+        read(ctx, h)  # the container exists now
     assert info.value.message == (
         "Could not find variable h. This could mean that the variable has been deleted. In TF1, "
         "it can also mean the variable is uninitialized. Debug info: container=localhost, status "

@@ -498,6 +498,40 @@ KERNEL_VALUES: dict[str, Build] = {
     ),
 }
 
+
+def assign_shapes() -> tuple[Any, list[dict[str, Any]]]:
+    """A resource variable of shape [2] assigned [2] (initializing it), then [3]."""
+    handle = raw.VarHandleOp(dtype=tf.float32, shape=[2], shared_name="v", name="v")
+    x = tf1.placeholder(tf.float32, name="x")
+    assign = raw.AssignVariableOp(resource=handle, value=x, validate_shape=True, name="assign")
+    with tf1.control_dependencies([assign]):
+        out = raw.ReadVariableOp(resource=handle, dtype=tf.float32, name="read")
+    return out, [{"x:0": np.ones(2, np.float32)}, {"x:0": np.ones(3, np.float32)}]
+
+
+def resource_read_uninitialized() -> tuple[Any, list[dict[str, Any]]]:
+    handle = raw.VarHandleOp(dtype=tf.float32, shape=[2], shared_name="w", name="w")
+    out = raw.ReadVariableOp(resource=handle, dtype=tf.float32, name="read")
+    x = tf1.placeholder(tf.float32, name="x")  # a feed for the step; read does not need it
+    return tf.identity(out + x, name="out"), [{"x:0": np.float32(1)}]
+
+
+def queue_closed_empty() -> tuple[Any, list[dict[str, Any]]]:
+    q = tf1.FIFOQueue(2, tf.float32, name="q")
+    x = tf1.placeholder(tf.float32, name="x")
+    with tf1.control_dependencies([q.close()]):
+        out = q.dequeue(name="dequeue") + x
+    return out, [{"x:0": np.float32(1)}]
+
+
+def queue_component_shape() -> tuple[Any, list[dict[str, Any]]]:
+    q = tf1.FIFOQueue(2, tf.float32, shapes=[[2]], name="q")
+    x = tf1.placeholder(tf.float32, name="x")
+    with tf1.control_dependencies([q.enqueue(x)]):
+        out = tf.identity(x, name="out")
+    return out, [{"x:0": np.ones(3, np.float32)}]
+
+
 # name: (build, graph options); each a session of its own.
 CASES: dict[str, tuple[Build, dict[str, Any]]] = {
     "atrous_depthwise_dynamic": (atrous_depthwise_dynamic, {}),
@@ -539,6 +573,10 @@ CASES: dict[str, tuple[Build, dict[str, Any]]] = {
     ),
     "add_incompatible_pruned_placement": (incompatible("AddV2"), {"place_pruned_graph": True}),
     "function_incompatible": (function_incompatible, {}),
+    "assign_shapes": (assign_shapes, {}),
+    "resource_read_uninitialized": (resource_read_uninitialized, {}),
+    "queue_closed_empty": (queue_closed_empty, {}),
+    "queue_component_shape": (queue_component_shape, {}),
     **{f"at_run_{name}": (build, {}) for name, build in KERNEL_ERRORS.items()},
     **{f"values_{name}": (build, {}) for name, build in KERNEL_VALUES.items()},
     # which ops grappler takes for commutative
