@@ -49,7 +49,7 @@ class _ElementMapper(FetchMapper):
             self._element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
         except TypeError as e:
             raise TypeError(
-                f'Argument `fetch` = {fetch} has invalid type "{type(fetch).__name__}", must be a '
+                f'Argument `fetch` = {fetch} has invalid type "{type(fetch).__name__}" must be a '
                 f"string or Tensor. ({e})"
             ) from None
         except ValueError as e:
