@@ -496,6 +496,92 @@ KERNEL_VALUES: dict[str, Build] = {
     "l2_loss": at_run(
         {"x": np.array([3.0, -4.0, 0.5], np.float32)}, lambda p: raw.L2Loss(t=p["x"])
     ),
+    # array ops at their edges
+    "tile_zero": at_run({"x": _f(2, 3)}, lambda p: raw.Tile(input=p["x"], multiples=_i(0, 2))),
+    "slice_to_end": at_run(
+        {"x": _f(3, 4)}, lambda p: raw.Slice(input=p["x"], begin=_i(1, 1), size=_i(-1, 2))
+    ),
+    "strided_slice_backwards": at_run(
+        {"x": _f(6)},
+        lambda p: raw.StridedSlice(input=p["x"], begin=_i(-1), end=_i(-7), strides=_i(-2)),
+    ),
+    "strided_slice_masks": at_run(
+        {"x": _f(3, 4, 5)},
+        lambda p: raw.StridedSlice(
+            input=p["x"],
+            begin=_i(0, 1, 0),
+            end=_i(0, 3, 0),
+            strides=_i(1, 1, 2),
+            begin_mask=5,
+            end_mask=5,
+        ),
+    ),
+    "gather_nd_scalar_index": at_run(
+        {"x": _f(3, 4), "i": _i(2, 1)}, lambda p: raw.GatherNd(params=p["x"], indices=p["i"])
+    ),
+    "gather_v2_batch": at_run(
+        {"x": _f(2, 3, 4), "i": _i([2, 0], [1, 1])},
+        lambda p: raw.GatherV2(params=p["x"], indices=p["i"], axis=1, batch_dims=1),
+    ),
+    "one_hot_axis0": at_run(
+        {"i": _i([0, 2], [1, -1])},
+        lambda p: raw.OneHot(indices=p["i"], depth=3, on_value=1.0, off_value=0.0, axis=0),
+    ),
+    "where_order": at_run(
+        {"c": np.array([[True, False, True], [False, True, True]])},
+        lambda p: raw.Where(condition=p["c"]),
+    ),
+    "cumprod_exclusive": at_run(
+        {"x": np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)},
+        lambda p: raw.Cumprod(x=p["x"], axis=1, exclusive=True, reverse=False),
+    ),
+    "reverse_two_axes": at_run(
+        {"x": _f(2, 3, 2)}, lambda p: raw.ReverseV2(tensor=p["x"], axis=_i(0, 2))
+    ),
+    "transpose_4d": at_run(
+        {"x": _f(2, 3, 4, 5)}, lambda p: raw.Transpose(x=p["x"], perm=_i(3, 1, 0, 2))
+    ),
+    "range_negative_float": at_run(
+        {"s": np.float32(1.0)},
+        lambda p: raw.Range(start=p["s"], limit=np.float32(-1.0), delta=np.float32(-0.3)),
+    ),
+    "split_v_inferred": at_run(
+        {"x": _f(7, 2)},
+        lambda p: raw.SplitV(value=p["x"], size_splits=_i(2, -1, 1), axis=0, num_split=3)[1],
+    ),
+    "mirror_pad_symmetric": at_run(
+        {"x": _f(2, 3)},
+        lambda p: raw.MirrorPad(input=p["x"], paddings=_i([1, 2], [2, 0]), mode="SYMMETRIC"),
+    ),
+    "space_to_batch_padded": at_run(
+        {"x": _f(1, 3, 2, 1)},
+        lambda p: raw.SpaceToBatchND(
+            input=p["x"], block_shape=_i(2, 2), paddings=_i([1, 0], [0, 0])
+        ),
+    ),
+    "batch_to_space_cropped": at_run(
+        {"x": _f(4, 2, 2, 1)},
+        lambda p: raw.BatchToSpaceND(input=p["x"], block_shape=_i(2, 2), crops=_i([1, 0], [0, 1])),
+    ),
+    "unpack_axis1": at_run({"x": _f(2, 3)}, lambda p: raw.Unpack(value=p["x"], num=3, axis=1)[2]),
+    "concat_empty": at_run(
+        {"a": np.zeros((0, 3), np.float32), "b": _f(2, 3)},
+        lambda p: raw.ConcatV2(values=[p["a"], p["b"]], axis=0),
+    ),
+    "pad_v2_value": at_run(
+        {"x": _f(2, 2)},
+        lambda p: raw.PadV2(
+            input=p["x"], paddings=_i([1, 0], [0, 1]), constant_values=np.float32(-9)
+        ),
+    ),
+    "expand_dims_negative": at_run(
+        {"x": _f(2, 3)}, lambda p: raw.ExpandDims(input=p["x"], axis=-1)
+    ),
+    "squeeze_all_ones": at_run({"x": _f(1, 3, 1, 1)}, lambda p: raw.Squeeze(input=p["x"], axis=[])),
+    "arg_max_int32_out": at_run(
+        {"x": np.array([[1, 5, 5], [7, 7, 0]], np.int32)},
+        lambda p: raw.ArgMax(input=p["x"], dimension=1, output_type=tf.int32),
+    ),
 }
 
 
