@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from aiotf.framework import attr_value, device_spec, errors, op_def_registry
+from aiotf.framework import attr_value, device_spec, dtypes, errors, op_def_registry
 from aiotf.framework.op_def_registry import OpDef
 from aiotf.framework.op_defs.functional_ops import signature_op_def
 from aiotf.framework.ops import (
@@ -49,8 +49,16 @@ def import_graph_def(
         new_ops = [_create(graph, node, renames[node.name], lookup) for node in graph_def.node]
         by_old_name = {node.name: op for node, op in zip(graph_def.node, new_ops, strict=True)}
         input_map = _normalize_input_map(input_map or {})
+        used: set[str] = set()
         for node, op in zip(graph_def.node, new_ops, strict=True):
-            _wire(op, node, by_old_name, input_map)
+            _wire(op, node, by_old_name, input_map, used)
+        missing = [  # as TensorFlow's: a key neither used nor naming a node of graph_def
+            k for k in input_map if k not in used and k.rpartition(":")[0] not in by_old_name
+        ]
+        if missing:
+            raise ValueError(
+                f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]"
+            )
         for op in _topological(new_ops):  # before any op joins: a failed import adds nothing
             _infer_shapes(op, {k: attr_value.decode(v) for k, v in op._attrs.items()})
         for op in new_ops:
@@ -66,7 +74,7 @@ def _plan_names(graph: Graph, graph_def: Any, scope: str) -> dict[str, str]:
     renames: dict[str, str] = {}
     for node in graph_def.node:
         if node.name in renames:
-            raise ValueError(f"Duplicate node name in graph: '{node.name}'")
+            raise ValueError(f"Node '{node.name}' is not unique")
         full = scope + node.name
         if full in graph._ops_by_name or full.lower() in graph._names_in_use:
             with graph.name_scope(None):
@@ -140,8 +148,15 @@ def _normalize_input_map(input_map: dict[str, Any]) -> dict[str, Tensor]:
 
 
 def _wire(
-    op: Operation, node: Any, by_old_name: dict[str, Operation], input_map: dict[str, Tensor]
+    op: Operation,
+    node: Any,
+    by_old_name: dict[str, Operation],
+    input_map: dict[str, Tensor],
+    used: set[str],
 ) -> None:
+    """``op``'s inputs and control inputs as ``node`` names them, ``input_map`` first (its keys
+    that served go in ``used``); each input of the dtype its op expects, as TensorFlow's
+    importer checks."""
     for ref in node.input:
         if ref.startswith("^"):
             src = by_old_name.get(ref[1:])
@@ -151,9 +166,11 @@ def _wire(
             continue
         src_name, _, index_text = ref.partition(":")
         index = int(index_text) if index_text else 0
-        mapped = input_map.get(f"{src_name}:{index}")
+        key = f"{src_name}:{index}"
+        mapped = input_map.get(key)
         if mapped is not None:
             op._inputs.append(mapped)
+            used.add(key)
             continue
         src = by_old_name.get(src_name)
         if src is None:
@@ -164,6 +181,32 @@ def _wire(
                 f"{src_name} which has {len(src._outputs)} outputs."
             )
         op._inputs.append(src._outputs[index])
+    _check_input_types(op, node)
+
+
+def _check_input_types(op: Operation, node: Any) -> None:
+    decoded = {k: attr_value.decode(v) for k, v in op._attrs.items()}
+    try:
+        expected = op_def_registry.input_types(op.op_def, decoded)
+    except (KeyError, TypeError):  # attrs the op def's checks report (_create)
+        return
+    for i, (given, want) in enumerate(zip((t.dtype for t in op._inputs), expected, strict=False)):
+        if given.base_dtype is not want.base_dtype or (
+            want.is_ref_dtype and not given.is_ref_dtype
+        ):
+            raise ValueError(
+                f"Input {i} of node {node.name} was passed {_type_string(given)} from "
+                f"{op._inputs[i].name} incompatible with expected {_type_string(want)}."
+            )
+
+
+def _type_string(dtype: dtypes.DType) -> str:
+    """TensorFlow's ``DataTypeString``: ``float``, ``double``, ``half``, ``float_ref``..."""
+    base = dtype.base_dtype
+    name = {dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "half"}.get(
+        base, base.name
+    )
+    return name + "_ref" if dtype.is_ref_dtype else name
 
 
 def _topological(ops: list[Operation]) -> list[Operation]:

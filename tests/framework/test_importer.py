@@ -200,9 +200,34 @@ def test_bad_inputs_are_value_errors(graph: tf.Graph) -> None:
     with pytest.raises(ValueError, match="output 3"):
         tf.import_graph_def(bad_index)
     duplicate = parse(SIMPLE + 'node { name: "z" op: "NoOp" }')
-    with pytest.raises(ValueError, match="Duplicate node name"):
+    with pytest.raises(ValueError, match="^Node 'z' is not unique$"):  # TensorFlow's words
         tf.import_graph_def(duplicate)
     assert graph.get_operations() == []
+
+
+def _doubled() -> tf.GraphDef:
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        tf.identity(x * 2.0, name="y")
+    return g.as_graph_def()
+
+
+def test_input_map_errors_are_tensorflows(graph: tf.Graph) -> None:
+    # TensorFlow 2.21's words, side by side with the same graph
+    with pytest.raises(ValueError) as info:
+        tf.import_graph_def(_doubled(), input_map={"nope:0": tf.constant([1.0, 2.0])}, name="")
+    assert str(info.value) == "Attempted to map inputs that were not found in graph_def: [nope:0]"
+    with pytest.raises(ValueError) as info:
+        tf.import_graph_def(_doubled(), input_map={"x:0": tf.constant([1, 2])}, name="")
+    assert str(info.value) == (
+        "Input 0 of node mul was passed int32 from Const_1:0 incompatible with expected float."
+    )
+    assert [op.type for op in graph.get_operations()] == ["Const", "Const"]  # nothing imported
+    (y,) = tf.import_graph_def(
+        _doubled(), input_map={"x": tf.constant([1.0, 2.0])}, return_elements=["y:0"], name="m"
+    )
+    assert y.op.inputs[0].op.inputs[0].name == "Const_2:0"
 
 
 def test_failed_shape_inference_imports_nothing(graph: tf.Graph) -> None:
