@@ -576,8 +576,9 @@ def transpose(ctx: InferenceContext) -> Sequence[TensorShape]:
         return [TensorShape([None] * len(perm))]
     if len(perm) != shape.rank:
         raise ctx.invalid(f"Dimension must be {shape.rank} but is {len(perm)}")
-    if sorted(p % max(shape.rank, 1) for p in perm) != list(range(shape.rank)):
-        raise ctx.invalid(f"Invalid permutation {perm}")
+    for p in perm:  # TensorFlow's shape function leaves repeats to the kernel
+        if not -shape.rank <= p < shape.rank:
+            raise ctx.invalid(f"perm dim {p} is out of range of input rank {shape.rank}")
     return [TensorShape([shape[p] for p in perm])]
 
 

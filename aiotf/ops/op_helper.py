@@ -22,6 +22,7 @@ from aiotf.framework.ops import (
     convert_to_tensor,
     get_default_graph,
 )
+from aiotf.framework.tensor_util import make_tensor_proto
 
 
 def apply_op(
@@ -40,39 +41,73 @@ def apply_op(
     with graph.name_scope(name or op_type) as scope:
         tensors: list[Tensor] = []
         for arg, value in zip(op_def.inputs, inputs, strict=True):
-            tensors.extend(_convert_arg(arg, value, bound))
+            tensors.extend(_convert_arg(op_type, arg, value, bound))
         return graph.create_op(op_type, tensors, attrs, name=scope)
 
 
-def _bound_types(
-    args: Sequence[ArgDef], inputs: Sequence[Any], attrs: dict[str, Any]
-) -> dict[str, dtypes.DType]:
-    bound = {k: dtypes.as_dtype(v) for k, v in attrs.items() if isinstance(v, dtypes.DType)}
+# A type attr's binding: its dtype, and the arg it came from (TensorFlow's errors name it).
+Bound = dict[str, tuple[dtypes.DType, str]]
+
+
+def _bound_types(args: Sequence[ArgDef], inputs: Sequence[Any], attrs: dict[str, Any]) -> Bound:
+    bound = {k: (dtypes.as_dtype(v), k) for k, v in attrs.items() if isinstance(v, dtypes.DType)}
     for arg, value in zip(args, inputs, strict=True):
         values = value if arg.number_attr and isinstance(value, list | tuple) else [value]
         for v in values:
             if arg.type_attr and isinstance(v, Tensor):
-                bound.setdefault(arg.type_attr, v.dtype.base_dtype)
+                bound.setdefault(arg.type_attr, (v.dtype.base_dtype, arg.name))
     return bound
 
 
-def _convert_arg(arg: ArgDef, value: Any, bound: dict[str, dtypes.DType]) -> list[Tensor]:
+def _convert_arg(op_type: str, arg: ArgDef, value: Any, bound: Bound) -> list[Tensor]:
     if arg.number_attr or arg.type_list_attr:
         if not isinstance(value, list | tuple):
             raise TypeError(f"Expected list for '{arg.name}' argument, got {value!r}.")
-        return [_convert_one(arg, v, bound, f"{arg.name}_{i}") for i, v in enumerate(value)]
-    return [_convert_one(arg, value, bound, arg.name)]
+        try:
+            return [
+                _convert_one(op_type, arg, v, bound, f"{arg.name}_{i}") for i, v in enumerate(value)
+            ]
+        except TypeError:
+            types = [_observed_type(v) for v in value]
+            if arg.type_attr and None not in types and len(set(types)) > 1:
+                raise TypeError(
+                    f"Tensors in list passed to '{arg.name}' of '{op_type}' Op have types "
+                    f"[{', '.join(t.name for t in types if t is not None)}] that don't all match."
+                ) from None
+            raise
+    return [_convert_one(op_type, arg, value, bound, arg.name)]
 
 
-def _convert_one(arg: ArgDef, value: Any, bound: dict[str, dtypes.DType], name: str) -> Tensor:
-    dtype = arg.type or bound.get(arg.type_attr)
+def _convert_one(op_type: str, arg: ArgDef, value: Any, bound: Bound, name: str) -> Tensor:
+    dtype, origin = (arg.type, "") if arg.type else bound.get(arg.type_attr, (None, ""))
+    if value is None:
+        raise ValueError(
+            f"Tried to convert '{arg.name}' to a tensor and failed. Error: None values not "
+            "supported."
+        )
     try:
         tensor = convert(value, dtype=dtype, name=name)
     except (TypeError, ValueError) as e:
+        observed = _observed_type(value)
+        if arg.type_attr and dtype is not None and observed not in (None, dtype):
+            raise TypeError(  # TensorFlow's op_def_library words
+                f"Input '{arg.name}' of '{op_type}' Op has type {observed.name} that does not "
+                f"match type {dtype.name} of argument '{origin}'."
+            ) from None
         raise TypeError(f"Input '{arg.name}': {e}") from None
     if arg.type_attr:
-        bound.setdefault(arg.type_attr, tensor.dtype.base_dtype)
+        bound.setdefault(arg.type_attr, (tensor.dtype.base_dtype, arg.name))
     return tensor
+
+
+def _observed_type(value: Any) -> dtypes.DType | None:
+    """The dtype ``value`` has (a Tensor) or would become alone (a Python or numpy value)."""
+    if isinstance(value, Tensor):
+        return value.dtype.base_dtype
+    try:
+        return dtypes.as_dtype(make_tensor_proto(value).dtype)
+    except (TypeError, ValueError):
+        return None
 
 
 def convert(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:

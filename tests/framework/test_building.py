@@ -572,3 +572,47 @@ def test_rebuilt_scalar_consts_match_tensorflow_encoding(
     quarter = tf.constant(3.25, name="const_1")
     assert one.op.node_def == reference["Const"]
     assert quarter.op.node_def == reference["const_1"]
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "words"),
+    [  # TensorFlow 2.21's, side by side with the same graphs
+        (
+            lambda f, i: tf.matmul(f, i),
+            TypeError,
+            "Input 'b' of 'MatMul' Op has type int32 that does not match type float32 of "
+            "argument 'a'.",
+        ),
+        (
+            lambda f, i: tf.add(f, i),
+            TypeError,
+            "Input 'y' of 'AddV2' Op has type int32 that does not match type float32 of "
+            "argument 'x'.",
+        ),
+        (
+            lambda f, i: i + 1.5,
+            TypeError,
+            "Input 'y' of 'AddV2' Op has type float32 that does not match type int32 of "
+            "argument 'x'.",
+        ),
+        (
+            lambda f, i: tf.concat([f, i], 0),
+            TypeError,
+            "Tensors in list passed to 'values' of 'ConcatV2' Op have types [float32, int32] "
+            "that don't all match.",
+        ),
+        (
+            lambda f, i: tf.identity(None),
+            ValueError,
+            "Tried to convert 'input' to a tensor and failed. Error: None values not supported.",
+        ),
+    ],
+)
+def test_inputs_of_the_wrong_dtype_are_refused_in_tensorflows_words(
+    graph: tf.Graph, build: Any, error: type, words: str
+) -> None:
+    f = tf.placeholder(tf.float32, [2, 2])
+    i = tf.placeholder(tf.int32, [2, 2])
+    with pytest.raises(error) as info:
+        build(f, i)
+    assert str(info.value) == words

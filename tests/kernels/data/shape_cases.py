@@ -318,6 +318,9 @@ CASES: dict[str, tuple[str, list[Input], dict[str, Any]]] = {
     ),
     "reshape_negative": ("Reshape", [P([2, 3]), C([-2, 3])], {}),
     "one_hot_bad_axis": ("OneHot", [P([2], "int32"), C(3), C(1.0, F), C(0.0, F)], {"axis": -2}),
+    "transpose_perm_out_of_range": ("Transpose", [P([2, 3]), C([0, 2])], {}),
+    "transpose_perm_duplicate": ("Transpose", [P([2, 3]), C([0, 0])], {}),
+    "transpose_perm_negative": ("Transpose", [P([2, 3, 4]), C([-1, 0, 1])], {}),
     "fill_dims_rank": ("Fill", [C([[2, 3]]), C(1.0, F)], {}),
     "gather_v2_fed_axis": ("GatherV2", [P([5, 3]), P([2], "int32"), P([], "int32")], {}),
     "gather_v2_batch_dims_too_large": (
