@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from typing import Any
 
@@ -134,7 +135,13 @@ def _dim(d: Any) -> int | None:
     value = getattr(d, "value", d)  # accept TF1-style Dimension objects
     if value is None:
         return None
-    value = int(value)
+    try:
+        value = operator.index(value)  # as TensorFlow's Dimension: no strings, no floats
+    except TypeError:
+        raise TypeError(
+            "Dimension value must be integer or None or have an __index__ method, got value "
+            f"'{value!r}' with type '{type(value)!r}'"
+        ) from None
     if value < 0:
         if value == -1:
             return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -115,7 +116,8 @@ _CONTENT_TYPES = frozenset(
 
 
 def _target_dims(arr: np.ndarray[Any, Any], shape: Any, verify_shape: bool) -> list[int]:
-    """The dims of ``shape``, checked against ``arr`` (one value broadcasts to any shape)."""
+    """The dims of ``shape``, checked against ``arr``: not more values than it holds (fewer are
+    padded with the last, as ``tf.compat.v1.constant`` pads them)."""
     target = as_shape(shape)
     if not target.is_fully_defined():
         raise ValueError(f"Shape {target} must be fully defined to build a constant")
@@ -123,12 +125,11 @@ def _target_dims(arr: np.ndarray[Any, Any], shape: Any, verify_shape: bool) -> l
     if verify_shape and list(arr.shape) != dims:
         raise TypeError(f"Expected Tensor's shape: {tuple(dims)}, got {arr.shape}.")
     count = int(np.prod(dims, dtype=np.int64))
-    if arr.size != 1 and arr.size != count:
-        raise TypeError(
-            f"Expected Tensor's shape: {tuple(dims)}, got {arr.shape}."
-            if arr.size > count
-            else f"Too few elements: {arr.size} for shape {tuple(dims)}"
+    if arr.size > count and arr.size != 1:
+        raise ValueError(  # TensorFlow's make_tensor_proto words
+            f"Too many elements provided. Takes at most {count}, but got {arr.size}."
         )
+    # Fewer: tf.compat.v1.constant's last value fills the rest (the proto's own convention)
     return dims
 
 
@@ -167,9 +168,7 @@ def convert_to_ndarray(values: Any, dtype: dtypes.DType | None) -> np.ndarray[An
     if arr.dtype.kind in "SUO":
         if dtype is None or dtype is dtypes.string:
             return _to_string_array(values)
-        raise TypeError(
-            f"Expected {dtype.name}, but got {_describe(values)} of type '{_type_name(values)}'."
-        )
+        raise _incompatible(dtype, values, lambda v: isinstance(v, str | bytes))
     if dtype is None:
         return _default_array(values, arr)
     target = dtype.base_dtype.np_dtype
@@ -196,17 +195,36 @@ def _default_array(values: Any, arr: np.ndarray[Any, Any]) -> np.ndarray[Any, An
 def _check_convertible(values: Any, arr: np.ndarray[Any, Any], dtype: dtypes.DType) -> None:
     base = dtype.base_dtype
     if arr.dtype.kind == "f" and (base.is_integer or base.is_bool):
-        raise TypeError(
-            f"Expected {base.name}, but got {_describe(values)} of type '{_type_name(values)}'."
-        )
+        raise _incompatible(base, values, lambda v: isinstance(v, float | np.floating))
     if arr.dtype.kind == "c" and not base.is_complex:
-        raise TypeError(
-            f"Expected {base.name}, but got {_describe(values)} of type '{_type_name(values)}'."
-        )
+        raise _incompatible(base, values, lambda v: isinstance(v, complex | np.complexfloating))
     if base.is_integer and arr.dtype.kind in "iu" and arr.size:
         info = np.iinfo(base.np_dtype)
         if arr.max() > info.max or arr.min() < info.min:
             raise ValueError(f"Value out of range for {base.name}: {_describe(values)}")
+
+
+def _incompatible(dtype: dtypes.DType, values: Any, fails: Callable[[Any], bool]) -> TypeError:
+    """TensorFlow's ``_AssertCompatible`` words: the first element of (nested) ``values`` that
+    ``fails`` to be a ``dtype``, as ``str`` prints it (``Expected float32, but got a of type
+    'str'.``); the whole of an array."""
+    if not isinstance(values, np.ndarray):
+        first = next((v for v in _flat(values) if fails(v)), None)
+        if first is not None:
+            return TypeError(
+                f"Expected {dtype.name}, but got {first} of type '{type(first).__name__}'."
+            )
+    return TypeError(
+        f"Expected {dtype.name}, but got {_describe(values)} of type '{_type_name(values)}'."
+    )
+
+
+def _flat(values: Any) -> Iterator[Any]:
+    if isinstance(values, list | tuple):
+        for v in values:
+            yield from _flat(v)
+    else:
+        yield values
 
 
 def _describe(values: Any) -> str:

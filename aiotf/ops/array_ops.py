@@ -18,10 +18,18 @@ from aiotf.ops import math_ops  # noqa: F401 - installs the Tensor operators use
 from aiotf.ops.op_helper import apply_op, convert, refine_shapes
 
 
-def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const") -> Tensor:
-    """A Const node holding ``value`` (converted to ``dtype``, broadcast or reshaped to ``shape``)."""
+def constant(
+    value: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    name: str = "Const",
+    verify_shape: bool = False,
+) -> Tensor:
+    """A Const node holding ``value`` (converted to ``dtype``, broadcast or reshaped to ``shape``,
+    fewer values padded with the last, as ``tf.compat.v1.constant``; ``verify_shape``: the
+    value must have ``shape`` itself)."""
     dt = dtypes.as_dtype(dtype) if dtype is not None else None
-    proto = tensor_util.make_tensor_proto(value, dt, shape)
+    proto = tensor_util.make_tensor_proto(value, dt, shape, verify_shape=verify_shape)
     out_dtype = dtypes.as_dtype(proto.dtype)
     op = get_default_graph().create_op("Const", [], {"value": proto, "dtype": out_dtype}, name=name)
     return op.outputs[0]
@@ -29,7 +37,11 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
 
 def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tensor:
     """A value that must be fed at run time; ``shape`` None means any shape."""
-    attrs = {"dtype": dtypes.as_dtype(dtype), "shape": as_shape(shape)}
+    try:
+        known = as_shape(shape)
+    except TypeError as e:  # TensorFlow's words for an attr that is no shape
+        raise TypeError(f"Error converting shape to a TensorShape: {e}.") from None
+    attrs = {"dtype": dtypes.as_dtype(dtype), "shape": known}
     return (
         get_default_graph()
         .create_op("Placeholder", [], attrs, name=name or "Placeholder")

@@ -95,11 +95,28 @@ def test_constant_reshapes_to_shape_of_same_size(graph: tf.Graph) -> None:
     assert tf.constant(4.0, shape=[]).shape.rank == 0
 
 
-@pytest.mark.parametrize(("value", "shape"), [([1, 2, 3], [2]), ([1, 2], [3]), ([1, 2], [2, 2])])
-def test_constant_shape_mismatch_is_type_error(graph: tf.Graph, value: Any, shape: Any) -> None:
-    # TF (allow_broadcast=True): "Expected Tensor's shape: (2,), but got (3,)."
-    with pytest.raises(TypeError):
-        tf.constant(value, shape=shape)
+def test_constant_of_too_many_values_is_tensorflow_v1s_value_error(graph: tf.Graph) -> None:
+    # tf.compat.v1.constant (allow_broadcast=False), TensorFlow 2.21's words
+    with pytest.raises(
+        ValueError, match=r"^Too many elements provided\. Takes at most 2, but got 3\.$"
+    ):
+        tf.constant([1, 2, 3], shape=[2])
+    with pytest.raises(TypeError, match="Expected Tensor's shape"):
+        tf.constant([1, 2], shape=[2, 1], verify_shape=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "shape", "want"),
+    [([1, 2], [3], [1, 2, 2]), ([1, 2], [2, 2], [[1, 2], [2, 2]]), ([[1, 2]], [3], [1, 2, 2])],
+)
+def test_constant_of_fewer_values_pads_with_the_last_as_tensorflow_v1(
+    graph: tf.Graph, value: Any, shape: Any, want: Any
+) -> None:
+    # tf.compat.v1.constant: "the last element in the list will be used to fill the remaining
+    # entries" (TensorFlow 2.21's answers, side by side)
+    c = tf.constant(value, shape=shape)
+    assert c.shape.as_list() == shape
+    assert c.op.get_attr("value").tolist() == want
 
 
 def test_constant_names(graph: tf.Graph) -> None:

@@ -116,10 +116,10 @@ def test_make_tensor_proto_with_dtype_and_shape() -> None:
 def test_make_tensor_proto_shape_errors() -> None:
     with pytest.raises(TypeError, match="Expected Tensor's shape"):
         make_tensor_proto([1, 2, 3], shape=[2], verify_shape=True)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="Too many elements provided"):
         make_tensor_proto([1, 2, 3], shape=[2])
-    with pytest.raises(TypeError):
-        make_tensor_proto([1, 2], shape=[3])
+    padded = make_tensor_proto([1, 2], shape=[3])  # the proto's last value fills the rest
+    assert list(padded.int_val) == [1, 2] and make_ndarray(padded).tolist() == [1, 2, 2]
     with pytest.raises(ValueError, match="fully defined"):
         make_tensor_proto(1.0, shape=[None, 2])
 
