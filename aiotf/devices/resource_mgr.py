@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,13 +16,6 @@ class ResourceMgr:
         self.default_container = default_container
         self._lock = threading.Lock()
         self._containers: dict[str, dict[str, Any]] = {}
-        self._ids = itertools.count()
-
-    def generate_unique_id(self) -> int:
-        """TensorFlow's ``GenerateUniqueId``: 0, 1, 2... for this manager (a session's device),
-        which names the resources of kernels without a shared name (``_0_queue``)."""
-        with self._lock:
-            return next(self._ids)
 
     def lookup_or_create(self, container: str, name: str, create: Callable[[], Any]) -> Any:
         with self._lock:

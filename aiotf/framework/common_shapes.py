@@ -213,6 +213,7 @@ def broadcast_to(ctx: InferenceContext) -> Sequence[TensorShape]:
     """The ``shape`` input's shape, as TensorFlow's shape function checks it against the input:
     from the right, each input dimension above 1 equal to the output's (an unknown output
     dimension takes it)."""
+    _with_rank(ctx, ctx.input_shapes[1], 1)
     out = _shape_from_value(ctx.const(1), ctx.input_shapes[1])
     x = ctx.input_shapes[0]
     if out.rank is None or x.rank is None:
@@ -393,23 +394,34 @@ def gather(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 
 def gather_v2(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """TensorFlow's shape function, check for check: params of rank 1 or more, a scalar axis;
+    a fed axis leaves only the output's rank; a known one checks the params' rank against it,
+    then ``batch_dims`` against the indices' and the params' ranks."""
     params, indices = ctx.input_shapes[0], ctx.input_shapes[1]
+    if params.rank is not None and params.rank < 1:
+        raise ctx.invalid(f"Shape must be at least rank 1 but is rank {params.rank}")
+    axis_shape = ctx.input_shapes[2]
+    if axis_shape.rank is not None and axis_shape.rank != 0:
+        raise ctx.invalid(f"Shape must be rank 0 but is rank {axis_shape.rank}")
     batch_dims = int(ctx.attrs.get("batch_dims", 0))
-    if batch_dims < 0 and indices.rank is not None:
-        batch_dims += indices.rank
-    if batch_dims > 0:  # as TensorFlow's shape function checks them, the indices first
-        for shape, least in ((indices, batch_dims), (params, batch_dims + 1)):
-            if shape.rank is not None and shape.rank < least:
-                raise ctx.invalid(f"Shape must be at least rank {least} but is rank {shape.rank}")
-    if params.rank is None or indices.rank is None:
-        return [TensorShape(None)]
     axis_v = _as_ints(ctx.const(2))
-    if axis_v is None:  # the rank is known all the same
+    if axis_v is None:
+        if params.rank is None or indices.rank is None:
+            return [TensorShape(None)]
         return [TensorShape([None] * (params.rank + indices.rank - 1 - batch_dims))]
     axis = axis_v[0]
-    least = -axis if axis < 0 else axis + 1  # TensorFlow's check: the params' rank
-    if params.rank < least:
-        raise ctx.invalid(f"Shape must be at least rank {least} but is rank {params.rank}")
+    for shape, least in (
+        (params, -axis if axis < 0 else axis + 1),
+        (indices, abs(batch_dims)),
+    ):
+        if shape.rank is not None and shape.rank < least:
+            raise ctx.invalid(f"Shape must be at least rank {least} but is rank {shape.rank}")
+    if params.rank is None or indices.rank is None:
+        return [TensorShape(None)]
+    if batch_dims < 0:
+        batch_dims += indices.rank
+    if params.rank < batch_dims + 1:
+        raise ctx.invalid(f"Shape must be at least rank {batch_dims + 1} but is rank {params.rank}")
     if axis < 0:
         axis += params.rank
     p = list(params)
@@ -869,9 +881,10 @@ def depthwise_conv2d(ctx: InferenceContext) -> Sequence[TensorShape]:
     """Filter [kh, kw, in, multiplier]: ``in * multiplier`` output channels, ``in`` the
     input's depth."""
     x, f = ctx.input_shapes
+    depth = None
     if x.rank == 4 and f.rank == 4:
-        _merge_dim(ctx, x[_spatial(ctx, x)[3]], f[2])
-    return _conv_shape(ctx, lambda f: None if f[2] is None or f[3] is None else f[2] * f[3])
+        depth = _merge_dim(ctx, x[_spatial(ctx, x)[3]], f[2])
+    return _conv_shape(ctx, lambda f: None if depth is None or f[3] is None else depth * f[3])
 
 
 def _conv_shape(

@@ -52,9 +52,7 @@ def import_graph_def(
         used: set[str] = set()
         for node, op in zip(graph_def.node, new_ops, strict=True):
             _wire(op, node, by_old_name, input_map, used)
-        missing = [  # as TensorFlow's: a key neither used nor naming a node of graph_def
-            k for k in input_map if k not in used and k.rpartition(":")[0] not in by_old_name
-        ]
+        missing = [k for k in input_map if k not in used and not _names_output(k, by_old_name)]
         if missing:
             raise ValueError(
                 f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]"
@@ -136,6 +134,17 @@ def _create(
     return op
 
 
+def _names_output(key: str, by_old_name: dict[str, Operation]) -> bool:
+    """Whether an input_map key names something of the GraphDef: a control input (``^x``,
+    which TensorFlow may remap; aiotf keeps the GraphDef's), or an output of one of its nodes.
+    TensorFlow refuses the keys that name nothing."""
+    if key.startswith("^"):
+        return True
+    name, _, index = key.rpartition(":")
+    op = by_old_name.get(name)
+    return op is not None and int(index) < len(op._outputs)
+
+
 def _normalize_input_map(input_map: dict[str, Any]) -> dict[str, Tensor]:
     out: dict[str, Tensor] = {}
     for key, value in input_map.items():
@@ -143,7 +152,7 @@ def _normalize_input_map(input_map: dict[str, Any]) -> dict[str, Tensor]:
             raise TypeError(
                 f"input_map values must be Tensors, got {type(value).__name__} for {key!r}"
             )
-        out[key if ":" in key else key + ":0"] = value
+        out[key if ":" in key or key.startswith("^") else key + ":0"] = value
     return out
 
 
@@ -185,7 +194,12 @@ def _wire(
 
 
 def _check_input_types(op: Operation, node: Any) -> None:
-    decoded = {k: attr_value.decode(v) for k, v in op._attrs.items()}
+    if not op._inputs:
+        return
+    types = {
+        a for arg in op.op_def.inputs for a in (arg.type_attr, arg.number_attr, arg.type_list_attr)
+    }
+    decoded = {k: attr_value.decode(v) for k, v in op._attrs.items() if k in types}
     try:
         expected = op_def_registry.input_types(op.op_def, decoded)
     except (KeyError, TypeError):  # attrs the op def's checks report (_create)

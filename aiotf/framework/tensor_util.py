@@ -118,12 +118,14 @@ _CONTENT_TYPES = frozenset(
 def _target_dims(arr: np.ndarray[Any, Any], shape: Any, verify_shape: bool) -> list[int]:
     """The dims of ``shape``, checked against ``arr``: not more values than it holds (fewer are
     padded with the last, as ``tf.compat.v1.constant`` pads them)."""
+    if isinstance(shape, list | tuple):  # TensorFlow's make_tensor_proto takes int(d) of each
+        shape = [None if d is None else int(d) for d in shape]
     target = as_shape(shape)
     if not target.is_fully_defined():
         raise ValueError(f"Shape {target} must be fully defined to build a constant")
     dims = [int(d or 0) for d in target.as_list()]
     if verify_shape and list(arr.shape) != dims:
-        raise TypeError(f"Expected Tensor's shape: {tuple(dims)}, got {arr.shape}.")
+        raise TypeError(f"Expected Tensor's shape: {tuple(dims)}, but got {arr.shape}.")
     count = int(np.prod(dims, dtype=np.int64))
     if arr.size > count and arr.size != 1:
         raise ValueError(  # TensorFlow's make_tensor_proto words

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import itertools
 import threading
 import weakref
 from collections import deque
@@ -340,7 +341,9 @@ def _invalid(message: str) -> errors.InvalidArgumentError:
 # ----------------------------------------------------------------------------------------------
 
 # Where a queue without a shared_name lives: TensorFlow's ``_<unique id>_<node name>``, chosen once
-# per ResourceMgr and node, the id the manager's own.
+# per ResourceMgr and node, the id counted over the process as TensorFlow 2.21 counts it (three
+# sessions of one graph: '_0_q', '_1_q', '_2_q').
+_UNIQUE_IDS = itertools.count()
 _PRIVATE_NAMES: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], str]] = (
     weakref.WeakKeyDictionary()
 )
@@ -352,7 +355,7 @@ def _private_name(manager: Any, container: str, node_name: str) -> str:
         names = _PRIVATE_NAMES.setdefault(manager, {})
         key = (container, node_name)
         if key not in names:
-            names[key] = f"_{manager.generate_unique_id()}_{node_name}"
+            names[key] = f"_{next(_UNIQUE_IDS)}_{node_name}"
         return names[key]
 
 

@@ -39,8 +39,8 @@ def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tenso
     """A value that must be fed at run time; ``shape`` None means any shape."""
     try:
         known = as_shape(shape)
-    except TypeError as e:  # TensorFlow's words for an attr that is no shape
-        raise TypeError(f"Error converting shape to a TensorShape: {e}.") from None
+    except (TypeError, ValueError) as e:  # TensorFlow's words for an attr that is no shape
+        raise type(e)(f"Error converting shape to a TensorShape: {e}.") from None
     attrs = {"dtype": dtypes.as_dtype(dtype), "shape": known}
     return (
         get_default_graph()

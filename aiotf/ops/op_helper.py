@@ -45,6 +45,10 @@ def apply_op(
         return graph.create_op(op_type, tensors, attrs, name=scope)
 
 
+# TensorFlow's add converts its second operand to a Tensor (its first's dtype a hint) before
+# the op is made, so a value of another type meets the op as a Tensor.
+_CONVERTED_FIRST = frozenset({"Add", "AddV2"})
+
 # A type attr's binding: its dtype, and the arg it came from (TensorFlow's errors name it).
 Bound = dict[str, tuple[dtypes.DType, str]]
 
@@ -89,10 +93,18 @@ def _convert_one(op_type: str, arg: ArgDef, value: Any, bound: Bound, name: str)
         tensor = convert(value, dtype=dtype, name=name)
     except (TypeError, ValueError) as e:
         observed = _observed_type(value)
+        # TensorFlow's op_def_library words: a Tensor of another type does not match the
+        # argument it was bound by (and so does a value for an add, whose Python function
+        # makes a Tensor of it first); any other value is named as it was given.
         if arg.type_attr and dtype is not None and observed not in (None, dtype):
-            raise TypeError(  # TensorFlow's op_def_library words
-                f"Input '{arg.name}' of '{op_type}' Op has type {observed.name} that does not "
-                f"match type {dtype.name} of argument '{origin}'."
+            if isinstance(value, Tensor) or op_type in _CONVERTED_FIRST:
+                raise TypeError(
+                    f"Input '{arg.name}' of '{op_type}' Op has type {observed.name} that does "
+                    f"not match type {dtype.name} of argument '{origin}'."
+                ) from None
+            raise TypeError(
+                f"Expected {dtype.name} passed to parameter '{arg.name}' of op '{op_type}', got "
+                f"{value} of type '{type(value).__name__}' instead. Error: {e}"
             ) from None
         raise TypeError(f"Input '{arg.name}': {e}") from None
     if arg.type_attr:

@@ -452,15 +452,16 @@ class FunctionLibraryRuntime:
     def instantiate(self, name: str, attrs: Mapping[str, Any] | None, device: Device) -> int:
         """The handle of function ``name`` with ``attrs`` (AttrValue protos) on ``device``."""
         attrs = dict(attrs or {})
+        canonical = self._canonical()  # read once: an extension may sort the graph meanwhile
         key = (
             name,
             tuple(sorted((k, v.SerializeToString(deterministic=True)) for k, v in attrs.items())),
             device.name,
-            self._canonical(),  # a body built before the graph was sorted is built again
+            canonical,  # a body built before the graph was sorted is built again
         )
         handle = self._handles.get(key)
         if handle is None:
-            handle = self._build(name, attrs, device)
+            handle = self._build(name, attrs, device, canonical)
             self._handles[key] = handle
         return handle
 
@@ -477,9 +478,9 @@ class FunctionLibraryRuntime:
     def executor(self, handle: int) -> Executor:
         return self._items[handle].executor
 
-    def _build(self, name: str, attrs: Mapping[str, Any], device: Device) -> int:
+    def _build(self, name: str, attrs: Mapping[str, Any], device: Device, canonical: bool) -> int:
         body = instantiate_function(self.library, name, attrs, device.name)
-        if self._canonical():  # TensorFlow inlines the calls into the graph grappler sorts
+        if canonical:  # TensorFlow inlines the calls into the graph grappler sorts
             canonicalizer.canonicalize(body.graph)
         keep = frozenset(body.control_ret_nodes)
         graph_optimizer.remove_dead_nodes(body.graph, keep)  # TF's PruneFunctionBody

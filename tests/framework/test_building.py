@@ -613,6 +613,18 @@ def test_rebuilt_scalar_consts_match_tensorflow_encoding(
             "argument 'x'.",
         ),
         (
+            lambda f, i: tf.subtract(i, 1.5),
+            TypeError,
+            "Expected int32 passed to parameter 'y' of op 'Sub', got 1.5 of type 'float' "
+            "instead. Error: Expected int32, but got 1.5 of type 'float'.",
+        ),
+        (
+            lambda f, i: i * 1.5,
+            TypeError,
+            "Expected int32 passed to parameter 'y' of op 'Mul', got 1.5 of type 'float' "
+            "instead. Error: Expected int32, but got 1.5 of type 'float'.",
+        ),
+        (
             lambda f, i: tf.concat([f, i], 0),
             TypeError,
             "Tensors in list passed to 'values' of 'ConcatV2' Op have types [float32, int32] "

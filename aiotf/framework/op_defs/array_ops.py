@@ -139,7 +139,7 @@ register_op(
     attrs=[
         "Tidx: {int32, int64} = int32",
         "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, bfloat16, half, "
-        "float, double, complex64, complex128, string}",  # Reverse's, in TensorFlow's order
+        "float, double, complex64, complex128, string}",  # TensorFlow's order (not Reverse's)
     ],
     shape_fn=common_shapes.unchanged,
 )

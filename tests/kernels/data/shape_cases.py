@@ -321,6 +321,33 @@ CASES: dict[str, tuple[str, list[Input], dict[str, Any]]] = {
     "transpose_perm_out_of_range": ("Transpose", [P([2, 3]), C([0, 2])], {}),
     "transpose_perm_duplicate": ("Transpose", [P([2, 3]), C([0, 0])], {}),
     "transpose_perm_negative": ("Transpose", [P([2, 3, 4]), C([-1, 0, 1])], {}),
+    "gather_v2_fed_axis_batch_dims": (
+        "GatherV2",
+        [P([2]), P([2, 2], "int32"), P([], "int32")],
+        {"batch_dims": 2},
+    ),
+    "gather_v2_fed_axis_negative_batch_dims": (
+        "GatherV2",
+        [P([2, 3, 4]), P([2, 3], "int32"), P([], "int32")],
+        {"batch_dims": -1},
+    ),
+    "gather_v2_axis_before_batch_dims": (
+        "GatherV2",
+        [P([2]), P([2], "int32"), C(3)],
+        {"batch_dims": 1},
+    ),
+    "gather_v2_batch_dims_too_negative": (
+        "GatherV2",
+        [P([2, 2, 2]), P([2, 2], "int32"), C(0)],
+        {"batch_dims": -3},
+    ),
+    "gather_v2_axis_rank": ("GatherV2", [P([5, 3]), P([2], "int32"), C([0])], {}),
+    "broadcast_to_shape_rank": ("BroadcastTo", [P([3]), C([[2, 3]])], {}),
+    "depthwise_unknown_filter_depth": (
+        "DepthwiseConv2dNative",
+        [P([1, 5, 5, 3]), P([3, 3, None, 4])],
+        {"strides": [1, 2, 2, 1], "padding": "SAME"},
+    ),
     "fill_dims_rank": ("Fill", [C([[2, 3]]), C(1.0, F)], {}),
     "gather_v2_fed_axis": ("GatherV2", [P([5, 3]), P([2], "int32"), P([], "int32")], {}),
     "gather_v2_batch_dims_too_large": (
