@@ -743,7 +743,7 @@ def _complete_attrs(op_def: OpDef, attrs: dict[str, Any], where: str) -> dict[st
                 raise ValueError(f"No argument for attr '{name}' of op {op_def.name} ({where})")
             full[name] = a.default
             continue
-        value = full[name]
+        value = full[name] = _stored(a, full[name])
         if a.allowed_values is not None and a.type == "type":
             dt = value if isinstance(value, dtypes.DType) else dtypes.as_dtype(_decoded(value))
             if dt.base_dtype not in a.allowed_values:
@@ -783,12 +783,12 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def _stored(attr: AttrDef | None, value: Any) -> Any:
+def _stored(attr: AttrDef, value: Any) -> Any:
     """``value`` as the node stores it: a string attr given as ``str`` is bytes (so a shape
     function comparing ``padding == b"SAME"`` sees what the kernel will)."""
-    if attr is not None and attr.type == "string" and isinstance(value, str):
+    if attr.type == "string" and isinstance(value, str):
         return value.encode()
-    if attr is not None and attr.type == "list(string)" and isinstance(value, list | tuple):
+    if attr.type == "list(string)" and isinstance(value, list | tuple):
         return [v.encode() if isinstance(v, str) else v for v in value]
     return value
 
@@ -802,7 +802,7 @@ def _infer_shapes(op: Operation, attrs: dict[str, Any]) -> None:
         op.name,
         [t.shape for t in op._inputs],
         [t.dtype for t in op._inputs],
-        {k: _stored(op.op_def.attrs.get(k), _decoded(v)) for k, v in attrs.items()},
+        {k: _decoded(v) for k, v in attrs.items()},
         lambda i: constant_value(op._inputs[i]),
     )
     try:

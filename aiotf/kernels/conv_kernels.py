@@ -94,18 +94,19 @@ def _hw(values: Sequence[int], data_format: bytes, what: str, op: str) -> tuple[
         raise _invalid(f"Sliding window {what} field must specify 4 dimensions")
     nchw = data_format.startswith(b"NCHW")
     n, c, h, w = (0, 1, 2, 3) if nchw else (0, 3, 1, 2)
-    if op != "pool" and (values[n] != 1 or values[c] != 1):
-        raise errors.UnimplementedError(
-            None,
-            None,
-            f"Current implementation does not yet support {what} in the batch and depth "
-            "dimensions.",
-        )
-    if op == "pool" and values[n] != 1:  # TensorFlow's words and class
+    if op != "pool":
+        if values[n] != 1 or values[c] != 1:
+            raise errors.UnimplementedError(
+                None,
+                None,
+                f"Current implementation does not yet support {what} in the batch and depth "
+                "dimensions.",
+            )
+    elif values[n] != 1:  # TensorFlow's words and class
         raise errors.UnimplementedError(
             None, None, "Pooling is not yet supported on the batch dimension."
         )
-    if values[c] != 1:  # pooling over depth: TensorFlow's CPU kernels take it in a few cases
+    elif values[c] != 1:  # pooling over depth: TensorFlow's CPU kernels take it in a few cases
         raise _invalid(f"Pooling is not yet supported on the batch or depth dimension ({what}).")
     return int(values[h]), int(values[w])
 

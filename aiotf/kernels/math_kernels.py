@@ -54,6 +54,13 @@ def _range_cost(start: Any, limit: Any, delta: Any) -> float:
     return NS_PER_ELEMENT * abs((float(limit) - float(start)) / float(delta))
 
 
+def _incompatible_shapes(x: Array, y: Array) -> errors.InvalidArgumentError:
+    """TensorFlow's words for operands that do not broadcast."""
+    return errors.InvalidArgumentError(
+        None, None, f"Incompatible shapes: {shape_str(x)} vs. {shape_str(y)}"
+    )
+
+
 def _binary(x: Array, y: Array, fn: Any, op: str) -> Array:
     if x.dtype != y.dtype:
         raise errors.InvalidArgumentError(
@@ -62,9 +69,7 @@ def _binary(x: Array, y: Array, fn: Any, op: str) -> Array:
     try:
         return fn(x, y)  # type: ignore[no-any-return]
     except ValueError:
-        raise errors.InvalidArgumentError(
-            None, None, f"Incompatible shapes: {shape_str(x)} vs. {shape_str(y)}"
-        ) from None
+        raise _incompatible_shapes(x, y) from None
 
 
 @register_kernel("AddV2", cost=elementwise_cost, fast=np.add, types={"T": NUMERIC})
@@ -82,9 +87,7 @@ def add_strings(x: Array, y: Array) -> Array:
     try:
         a, b = np.broadcast_arrays(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
     except ValueError:
-        raise errors.InvalidArgumentError(
-            None, None, f"Incompatible shapes: {shape_str(x)} vs. {shape_str(y)}"
-        ) from None
+        raise _incompatible_shapes(x, y) from None
     out = np.empty(a.shape, dtype=object)
     for i in np.ndindex(a.shape):
         out[i] = a[i] + b[i]
@@ -474,9 +477,7 @@ def _equality(x: Array, y: Array, fn: Any, incompatible_shape_error: bool, op: s
         shape = np.broadcast_shapes(x.shape, y.shape)
     except ValueError:
         if incompatible_shape_error:
-            raise errors.InvalidArgumentError(
-                None, None, f"Incompatible shapes: {shape_str(x)} vs. {shape_str(y)}"
-            ) from None
+            raise _incompatible_shapes(x, y) from None
         return np.array(op == "NotEqual")
     out = np.asarray(fn(x, y), dtype=bool)
     return out if out.shape == shape else np.broadcast_to(out, shape).copy()
