@@ -952,6 +952,20 @@ def fused_max_pool(ctx: InferenceContext) -> Sequence[TensorShape]:
     return pool(pooled)
 
 
+def fused_matmul_pair(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """The remapper's ``_FusedMatMulPair``: ``a @ w1`` (its BiasAdd and Relu keep the shape),
+    then that by ``w2`` (inputs ``a``, ``w1``, the bias if fused, ``w2``)."""
+    shapes, dtypes_ = ctx.input_shapes, ctx.input_dtypes
+    first = InferenceContext("MatMul", ctx.node_name, shapes[:2], dtypes_[:2], {})
+    hidden = matmul(first)
+    if len(shapes) == 4:  # the bias
+        hidden = bias_add(
+            InferenceContext("BiasAdd", ctx.node_name, [*hidden, shapes[2]], dtypes_[:2], ctx.attrs)
+        )
+    second = [*hidden, shapes[-1]]
+    return matmul(InferenceContext("MatMul", ctx.node_name, second, dtypes_[:2], {}))
+
+
 def sparse_softmax_xent(ctx: InferenceContext) -> Sequence[TensorShape]:
     features, labels = ctx.input_shapes
     batch = None

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from aiotf.devices import intra_op
-from aiotf.framework import attr_value, dtypes, errors
+from aiotf.framework import dtypes, errors
 from aiotf.framework.common_shapes import explicit_padding_error
 from aiotf.kernels import nn_kernels, products, winograd
 from aiotf.kernels.math_kernels import FLOATS, shape_str
@@ -36,11 +36,11 @@ from aiotf.kernels.registry import (
     NS_PER_ELEMENT,
     NS_PER_FLOP,
     KernelNode,
+    graph_node_error,
     input_elements,
     register_kernel,
 )
 from aiotf.kernels.scratch import scratch
-from aiotf.proto import NodeDef
 
 Array = np.ndarray[Any, Any]
 _T = TypeVar("_T")
@@ -772,16 +772,12 @@ def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.
     the MaxPool) raises it: naming that node, with its op, device, data inputs and attrs."""
     ops = [*node.attrs["fused_ops"], b"MaxPool"]
     names = [n.decode() for n in node.attrs["fused_names"]] + [node.name]
-    node_def = NodeDef(name=names[i], op=ops[i].decode(), device=node.device)
     conv = ops[0] == b"Conv2D"  # its filter is the node's second input, before the bias
-    node_def.input.extend(node.inputs[: 1 + conv] if i == 0 else [names[i - 1]])
+    inputs = list(node.inputs[: 1 + conv] if i == 0 else [names[i - 1]])
     if ops[i] == b"BiasAdd":
-        node_def.input.append(node.inputs[1 + conv])
-    for key in _FUSED_ATTRS[ops[i]]:
-        value = node.attrs[_fused_attr(ops[i], key)]
-        node_def.attr[key].CopyFrom(attr_value.encode(value))
-    message = f"{e.message}\n\t [[{{{{node {node_def.name}}}}}]]"
-    return type(e)(node_def, None, message)
+        inputs.append(node.inputs[1 + conv])
+    attrs = {key: node.attrs[_fused_attr(ops[i], key)] for key in _FUSED_ATTRS[ops[i]]}
+    return graph_node_error(e, node, names[i], ops[i].decode(), inputs, attrs)
 
 
 def _valid_counts(size: int, out: int, k: int, stride: int, before: int) -> Array:

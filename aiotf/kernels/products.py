@@ -155,11 +155,11 @@ def _way(a: Array, b: Array, m: int, k: int, n: int, any_layout: bool) -> Way:
     # would multiply any other layout).
     transposable = TRANSPOSED_ROWS[0] <= m <= TRANSPOSED_ROWS[1] and (_by_rows(a) or _by_rows(a.T))
     if transposable and TRANSPOSED_MIN_COLUMNS <= n <= k and k >= TRANSPOSED_MIN_DEPTH:
-        columns = _columns(b)
+        columns = columns_of(b)
         return WHOLE if columns is None else Way(columns=columns, by_columns=any_layout)
     width = _panel_width(a, m, k, n)
     if width:
-        columns = _columns(b)
+        columns = columns_of(b)
         return WHOLE if columns is None else Way(width, columns)
     if (
         any_layout
@@ -167,7 +167,7 @@ def _way(a: Array, b: Array, m: int, k: int, n: int, any_layout: bool) -> Way:
         and m <= TRANSPOSED_FEW_ROWS
         and min(k, n) >= TRANSPOSED_MIN_SIDE
     ):
-        columns = _columns(b)
+        columns = columns_of(b)
         return WHOLE if columns is None else Way(columns=columns, by_columns=True)
     rows = SMALL_GEMM_VOLUME // (k * n) // STACK_ALIGN * STACK_ALIGN
     if (
@@ -216,7 +216,7 @@ def _panel_width(a: Array, m: int, k: int, n: int) -> int:
     return 0
 
 
-def _columns(b: Array) -> Array | None:
+def columns_of(b: Array) -> Array | None:
     """``b``'s columns as the rows of a C-contiguous array (``b.T``): a view when ``b`` is laid
     out so (a MatMul's ``transpose_b``), else made once for a frozen ``b``; None for any other
     ``b``, whose copy would cost more than the panels save."""

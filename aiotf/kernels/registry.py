@@ -27,8 +27,8 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from aiotf.framework import dtypes, errors
-from aiotf.proto import types_pb2
+from aiotf.framework import attr_value, dtypes, errors
+from aiotf.proto import NodeDef, types_pb2
 
 # The cost model. A kernel registered ``expensive`` estimates its work from its inputs, in
 # nanoseconds of one core (its ``cost`` function; by default NS_PER_ELEMENT per input element),
@@ -111,6 +111,24 @@ class KernelNode:
     output_dtypes: tuple[dtypes.DType, ...]
     device: str = ""
     inputs: tuple[str, ...] = ()  # the data inputs, as NodeDef spells them ("x", "x:1")
+
+
+def graph_node_error(
+    e: errors.OpError,
+    node: KernelNode,
+    name: str,
+    op: str,
+    inputs: Iterable[str],
+    attrs: Mapping[str, Any],
+) -> errors.OpError:
+    """``e`` as the graph's own node ``name`` (of type ``op``, with data ``inputs`` and
+    ``attrs``), fused into ``node`` by the remapper, raises it: naming that node."""
+    node_def = NodeDef(name=name, op=op, device=node.device)
+    node_def.input.extend(inputs)
+    for key, value in attrs.items():
+        node_def.attr[key].CopyFrom(attr_value.encode(value))
+    message = f"{e.message}\n\t [[{{{{node {name}}}}}]]"
+    return type(e)(node_def, None, message)
 
 
 @dataclasses.dataclass(frozen=True)

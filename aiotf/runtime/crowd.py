@@ -11,7 +11,8 @@ another, 15 ms stacked; the same bits.
 
 Which programs. A compiled flat program (``runtime/flat_compiler.py``) each of whose nodes is a
 Const, an ``_Arg``, a ``_Retval``, or an op with a rule here (``_RULES``): elementwise ops, BiasAdd
-over the last axis, Softmax and LogSoftmax, a MatMul of one row by a matrix no feed reaches,
+over the last axis, Softmax and LogSoftmax, a MatMul of one row by a matrix no feed reaches (and
+the remapper's pair of them, ``kernels/fused_products.py``),
 Reshape, ExpandDims and Squeeze (a step's elements in their order), ArgMax and ArgMin.
 Any other op may run once for the crowd when nothing stacked reaches it (it reads constants
 only); a program holding a stateful op (a variable, a queue) never runs stacked, as each step
@@ -68,7 +69,9 @@ Array = np.ndarray[Any, Any]
 
 # How an op's kernel computes a stack of steps' values as each alone (none: only when nothing
 # stacked reaches it).
-_ELEMENTWISE, _BIAS_ADD, _LAST_AXIS, _MATMUL, _RESHAPE, _ARG_EXTREME, _UNSTACKED = range(7)
+_ELEMENTWISE, _BIAS_ADD, _LAST_AXIS, _MATMUL, _MATMUL_PAIR, _RESHAPE, _ARG_EXTREME, _UNSTACKED = (
+    range(8)
+)
 _ELEMENTWISE_OPS = (
     "Identity", "Relu", "Relu6", "Elu", "Tanh", "Sigmoid", "Exp", "Neg", "Abs", "Square", "Sqrt",
     "Rsqrt", "Softplus", "Cast", "Floor", "Ceil",
@@ -80,6 +83,7 @@ _RULES = {
     "Softmax": _LAST_AXIS,
     "LogSoftmax": _LAST_AXIS,
     "MatMul": _MATMUL,
+    "_FusedMatMulPair": _MATMUL_PAIR,
     **dict.fromkeys(("Reshape", "ExpandDims", "Squeeze"), _RESHAPE),
     **dict.fromkeys(("ArgMax", "ArgMin"), _ARG_EXTREME),
 }
@@ -325,6 +329,16 @@ def _stacked_call(node: _Node, data: list[Any], flags: list[bool]) -> Any:
         if flags[1] or attrs.get("transpose_a") or a.ndim != 3 or a.shape[1] != 1 or b.ndim != 2:
             raise _Unstackable  # only a row by a matrix: as alone, one BLAS call a row
         return np.matmul(a, b.T if attrs.get("transpose_b") else b)
+    elif rule == _MATMUL_PAIR:  # the remapper's two products: a row through both, as alone
+        a, w1, *bias, w2 = data
+        if any(flags[1:]) or a.ndim != 3 or a.shape[1] != 1 or w1.ndim != 2 or w2.ndim != 2:
+            raise _Unstackable
+        h = np.matmul(a, w1)
+        if bias:
+            np.add(h, bias[0], out=h)
+        if b"Relu" in attrs["fused_ops"]:
+            np.maximum(h, h.dtype.type(0), out=h)
+        return np.matmul(h, w2)
     elif rule == _RESHAPE:  # a step's elements in their order, in its output's shape
         if any(flags[1:]):
             raise _Unstackable

@@ -11,8 +11,8 @@ TensorFlow's ``GraphOptimizer`` decides (see :func:`enabled_passes`):
 - a folding round that changed the graph removes the nodes it left dead, whatever the flags.
 
 The order within a round is TensorFlow's: dead nodes, identities, folding, CSE. At L1 the
-remapper (``remapper.py``: a MaxPool of Relu and BiasAdd computed pool first; grappler's work
-in TensorFlow) comes next, and last the MatMuls whose readers take any layout are marked so
+remapper (``remapper.py``: a MaxPool of Relu and BiasAdd computed pool first, and two dense
+layers' MatMuls split by their hidden units; grappler's work in TensorFlow) comes next, and last the MatMuls whose readers take any layout are marked so
 (``layouts.py``); L0 runs the graph's ops as written.
 """
 
@@ -27,7 +27,7 @@ from aiotf.runtime.constant_push_down import push_down_constants
 from aiotf.runtime.cse import eliminate_common_subexpressions
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.layouts import mark_any_layouts
-from aiotf.runtime.remapper import fuse_pools
+from aiotf.runtime.remapper import fuse_matmul_pairs, fuse_pools
 
 Rewrite = Callable[[Graph, frozenset[str]], bool]
 MAX_ROUNDS = 10
@@ -121,7 +121,7 @@ def enabled_passes(optimizer_options: Any) -> list[Rewrite]:
     if cse:
         passes.append(eliminate_common_subexpressions)
     if level >= 0:
-        passes += [fuse_pools, mark_any_layouts]
+        passes += [fuse_pools, fuse_matmul_pairs, mark_any_layouts]
     return passes
 
 

@@ -12,7 +12,8 @@ take 80 us for 64x1000), nor a ``_Send``, nor a binary op whose other operand li
 
 So this pass marks a MatMul ``_any_layout`` (the attr its kernel reads) when every reader of its
 output, and of what the kernels that hand the layout on make of it, is a MatMul or such a
-kernel, and unmarks one whose readers changed. It runs last in each round of the
+kernel, and unmarks one whose readers changed; the remapper's ``_FusedMatMulPair`` (two
+products, ``kernels/fused_products.py``) is read and marked as a MatMul is. It runs last in each round of the
 GraphOptimizer at L1. TensorFlow has no such pass: its tensors are row-major, and grappler's
 layout optimizer converts between NHWC and NCHW only.
 """
@@ -23,8 +24,9 @@ from aiotf.runtime.graph import Graph, Node
 
 ANY_LAYOUT = "_any_layout"
 
-# Readers that take a matrix in any layout (either operand of a product) ...
-_READS_ANY = frozenset({"MatMul"})
+# Readers that take a matrix in any layout (either operand of a product, or of the remapper's
+# pair of products) ...
+_READS_ANY = frozenset({"MatMul", "_FusedMatMulPair"})
 # ... and kernels of one data operand whose output keeps its input's layout, measured as fast
 # or within a few microseconds on 64x512 (BiasAdd's bias runs along the last axis; Identity
 # hands on the array itself).

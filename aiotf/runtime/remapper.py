@@ -20,11 +20,29 @@ variable's) stays out. The fused node takes the MaxPool's name (its consumers an
 unchanged) and every control input of the chain; an error of the Conv2D or the BiasAdd still
 names it. Only where the pool's device type has a ``_FusedMaxPool`` kernel (CPU; grappler too
 remaps on CPU alone).
+
+The other pattern, ``_FusedMatMulPair``: a MatMul whose product, through a BiasAdd and/or a
+Relu (either may be missing), is the left operand of a second MatMul, ``MatMul(Relu(BiasAdd(
+MatMul(a, w1), bias)), w2)``: two dense layers. Split over two threads layer by layer, each
+product waits for both threads' halves before the next can start (a helper's wake-up and a
+hand-off per product, and the bias and Relu between them on the whole product, cold); split by
+the hidden units instead, each thread makes its half of the first product, adds its half of
+the bias, takes its Relu, and multiplies that by its half of ``w2``'s rows, and the two partial
+products are summed: one wait for the pair (the kernel: ``kernels/fused_products.py``). The
+second product's sum over the hidden units is then made in two halves added together, so its
+last bits may differ from the one product's (as TensorFlow's own fusions and oneDNN's blocking
+may); the halves are fixed by the shapes, never by the threads, so a run's answer does not
+change with the pool. The MatMuls float32 and neither transposed, the first one's product and
+what the BiasAdd and Relu make of it read by the next op alone and not asked for, no input a
+ref; the fused node takes the second MatMul's name. The pairs are taken from the graph's
+inputs on (an MLP's first two layers pair, the third stays a MatMul).
 """
 
 from __future__ import annotations
 
-from aiotf.framework import op_def_registry
+from typing import Any
+
+from aiotf.framework import dtypes, op_def_registry
 from aiotf.framework.device_spec import DeviceSpec
 from aiotf.kernels import registry as kernel_registry
 from aiotf.runtime.graph import Graph, Node
@@ -44,11 +62,11 @@ def fuse_pools(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
     return changed
 
 
-def _has_kernel(pool: Node) -> bool:
-    """Whether the pool's device has a ``_FusedMaxPool`` kernel for its dtype (floats; a device
-    type of its own may have MaxPool's alone)."""
-    device_type = DeviceSpec.from_string(pool.assigned_device).device_type or ""
-    return kernel_registry.has_kernel("_FusedMaxPool", device_type, pool.attrs)
+def _has_kernel(node: Node, fused_op: str = "_FusedMaxPool") -> bool:
+    """Whether ``node``'s device has a kernel of ``fused_op`` for its dtype (a device type of
+    its own may have the graph's ops alone)."""
+    device_type = DeviceSpec.from_string(node.assigned_device).device_type or ""
+    return kernel_registry.has_kernel(fused_op, device_type, node.attrs)
 
 
 def _fusable_chain(
@@ -110,3 +128,96 @@ def _fuse(graph: Graph, pool: Node, chain: list[Node]) -> None:
     for node in chain:
         graph.remove(node.name)
     graph.replace(fused)
+
+
+# The ops a pair's first product may pass through on its way to the second MatMul, in order.
+_BETWEEN = ("BiasAdd", "Relu")
+
+
+def fuse_matmul_pairs(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
+    """Fuse every MatMul pair of ``graph`` (see the module docstring); whether any was."""
+    consumers = graph.consumers()
+    changed = False
+    taken: set[str] = set()  # the fused pairs' second MatMuls: no first MatMul of another
+    for first in graph.topological_order():
+        if first.op != "MatMul" or first.name in taken or not _plain_product(first):
+            continue
+        chain = _pair_chain(graph, first, consumers, keep)
+        if chain:
+            taken.add(chain[-1].name)
+            _fuse_pair(graph, chain)
+            consumers = graph.consumers()
+            changed = True
+    return changed
+
+
+def _plain_product(node: Node) -> bool:
+    """A float32 MatMul of neither operand transposed, on a device with the fused kernel."""
+    a = node.attrs
+    return (
+        a["T"] == dtypes.float32
+        and not a["transpose_a"]
+        and not a["transpose_b"]
+        and _has_kernel(node, "_FusedMatMulPair")
+    )
+
+
+def _pair_chain(
+    graph: Graph, first: Node, consumers: dict[str, list[Node]], keep: frozenset[str]
+) -> list[Node]:
+    """``first``, the BiasAdd and/or Relu after it, and the MatMul that takes their product
+    as its left operand, if they may fuse (see the module docstring); else empty."""
+    chain = [first]
+    ops = [*_BETWEEN, "MatMul"]
+    while True:
+        node = chain[-1]
+        readers = consumers[node.name]
+        if node.name in keep or len(readers) != 1:
+            return []
+        reader = readers[0]
+        if reader.op not in ops or reader.inputs[:1] != [(node.name, 0)]:
+            return []
+        if reader.op != "MatMul" and reader.inputs[1:2] == [(node.name, 0)]:
+            return []  # a BiasAdd of itself
+        if reader.assigned_device != first.assigned_device or reader.attrs["T"] != dtypes.float32:
+            return []
+        del ops[: ops.index(reader.op) + 1]  # each op once, in order
+        chain.append(reader)
+        if reader.op == "MatMul":
+            break
+    second = chain[-1]
+    if not _plain_product(second) or any(
+        graph[src].output_dtypes[k].is_ref_dtype for n in chain for src, k in n.inputs
+    ):
+        return []
+    return chain
+
+
+def _fuse_pair(graph: Graph, chain: list[Node]) -> None:
+    *fused, second = chain
+    args = [fused[0].inputs[1], *(n.inputs[1] for n in fused if n.op == "BiasAdd")]
+    args.append(second.inputs[1])
+    op_def = op_def_registry.lookup("_FusedMatMulPair")
+    attrs: dict[str, Any] = op_def.default_attrs()
+    attrs.update(
+        T=second.attrs["T"],
+        num_args=len(args),
+        fused_ops=[n.op.encode() for n in fused],
+        fused_names=[n.name.encode() for n in fused],
+    )
+    for n in fused:
+        if n.op == "BiasAdd":
+            attrs["data_format"] = n.attrs["data_format"]
+    controls = [c for n in chain for c in n.control_inputs]
+    node = Node(
+        second.name,
+        op_def,
+        attrs,
+        [fused[0].inputs[0], *args],
+        list(dict.fromkeys(controls)),
+        second.requested_device,
+        second.assigned_device,
+    )
+    for n in fused:
+        graph.remove(n.name)
+    graph.replace(node)

@@ -155,7 +155,14 @@ CASES: list[tuple[str, tuple[int, ...], Build]] = [
     ("MatMul", (1, 40), lambda x, rng: aiotf.matmul(x, _const(rng, 40, 24), name="y")),
     ("MatMul", (1, 40), lambda x, rng: aiotf.matmul(
         x, _const(rng, 24, 40), transpose_b=True, name="y")),
+    # the remapper's pair of MatMuls (its fused node is the second one's: ``y``)
+    ("_FusedMatMulPair", (1, 40), lambda x, rng: aiotf.matmul(aiotf.nn.relu(aiotf.nn.bias_add(
+        aiotf.matmul(x, _const(rng, 40, 24)), _const(rng, 24))), _const(rng, 24, 9), name="y")),
+    ("_FusedMatMulPair", (1, 40), lambda x, rng: aiotf.matmul(aiotf.nn.relu(
+        aiotf.matmul(x, _const(rng, 40, 24))), _const(rng, 24, 9), name="y")),
 ]  # fmt: skip
+# The op of the graph's node that becomes the one a case stacks (the rest are their own).
+GRAPH_OP = {"_FusedMatMulPair": "MatMul"}
 
 
 def test_every_rule_has_a_case() -> None:
@@ -171,13 +178,22 @@ async def test_each_op_stacks_as_each_step_computes_it_alone(
     with g.as_default():
         x = aiotf.placeholder(aiotf.float32, shape=shape, name="x")
         y = build(x, rng)
-    assert y.op.type == op
+    assert y.op.type == GRAPH_OP.get(op, op)
     feeds = [{x: (rng.standard_normal(shape) * 3).astype(F32)} for _ in range(6)]
     sizes = stacked_runs(monkeypatch)
+    stacked_ops: set[str] = set()
+    real = crowd._stacked_call
+
+    def noted(node: Any, data: Any, flags: Any) -> Any:
+        stacked_ops.add(node.node.op)
+        return real(node, data, flags)
+
+    monkeypatch.setattr(crowd, "_stacked_call", noted)
     async with aiotf.Session(graph=g) as sess:
         for _ in range(2):  # checked against each alone, then trusted: stacked again
             await crowded_as_alone(monkeypatch, sess, y, feeds)
     assert sizes == [5, 5]
+    assert op in stacked_ops
 
 
 async def test_what_cannot_stack_runs_alone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -260,16 +276,16 @@ async def test_each_step_gets_its_own_arrays(monkeypatch: pytest.MonkeyPatch) ->
 async def test_a_check_that_finds_other_bytes_turns_the_crowd_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A numpy whose stacked product differs in the last bit: the first crowd's check sees it,
-    every step gets what it computed alone, and later crowds run alone."""
+    """A numpy whose stacked results differ in the last bit: the first crowd's check sees it,
+    every step gets what it computed alone, and later crowds run alone. (Each op's, as a
+    product's last bit alone can vanish in the ops after it.)"""
     rng = np.random.default_rng(2)
     g, x, y = mlp(rng)
     feeds = [{x: rng.standard_normal((1, 96)).astype(F32)} for _ in range(6)]
     real = crowd._stacked_call
 
     def off_by_a_bit(node: Any, data: Any, flags: Any) -> Any:
-        out = real(node, data, flags)
-        return np.nextafter(out, np.inf) if node.node.op == "MatMul" else out
+        return np.nextafter(real(node, data, flags), np.inf)
 
     monkeypatch.setattr(crowd, "_stacked_call", off_by_a_bit)
     sizes = stacked_runs(monkeypatch)

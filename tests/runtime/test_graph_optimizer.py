@@ -527,19 +527,20 @@ def names(passes: list[graph_optimizer.Rewrite]) -> list[str]:
 FOLD, CSE = "constant_folding", "eliminate_common_subexpressions"
 DEAD, IDENTITY = "remove_dead_nodes", "remove_identity_nodes"
 POOLS = "fuse_pools"
+PAIRS = "fuse_matmul_pairs"
 LAYOUTS = "mark_any_layouts"
 
 
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (None, [FOLD, CSE, POOLS, LAYOUTS]),
-        ({}, [FOLD, CSE, POOLS, LAYOUTS]),
-        ({"opt_level": aiotf.OptimizerOptions.L1}, [FOLD, CSE, POOLS, LAYOUTS]),
+        (None, [FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
+        ({}, [FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
+        ({"opt_level": aiotf.OptimizerOptions.L1}, [FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
         # L1 forces both on: the flags cannot turn them off (TensorFlow's GraphOptimizer)
         (
             {"do_constant_folding": False, "do_common_subexpression_elimination": False},
-            [FOLD, CSE, POOLS, LAYOUTS],
+            [FOLD, CSE, POOLS, PAIRS, LAYOUTS],
         ),
         # L0 runs the ops as written: the remapper's fusion and the layouts only at L1
         ({"opt_level": aiotf.OptimizerOptions.L0}, []),
@@ -549,7 +550,7 @@ LAYOUTS = "mark_any_layouts"
             [CSE],
         ),
         ({"opt_level": aiotf.OptimizerOptions.L0, "do_function_inlining": True}, [DEAD, IDENTITY]),
-        ({"do_function_inlining": True}, [DEAD, IDENTITY, FOLD, CSE, POOLS, LAYOUTS]),
+        ({"do_function_inlining": True}, [DEAD, IDENTITY, FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
     ],
 )
 def test_enabled_passes_combine_level_and_flags_like_tensorflow(

@@ -18,7 +18,7 @@ import pytest
 import aiotf
 from aiotf.framework import errors
 from aiotf.kernels import products
-from aiotf.runtime import loop_turns
+from aiotf.runtime import graph_optimizer, loop_turns
 
 
 class Model(NamedTuple):
@@ -43,7 +43,10 @@ def m() -> Model:
 
 
 @pytest.fixture
-async def sess(m: Model) -> AsyncIterator[aiotf.Session]:
+async def sess(m: Model, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[aiotf.Session]:
+    """A session running the model's two MatMuls as two kernels (the remapper would pair them
+    into one, ``kernels/fused_products.py``): two pauses a step."""
+    monkeypatch.setattr(graph_optimizer, "fuse_matmul_pairs", lambda graph, keep: False)
     async with aiotf.Session(graph=m.graph) as session:
         yield session
 

@@ -64,3 +64,22 @@ register_op(
     ],
     shape_fn=common_shapes.fused_max_pool,
 )
+
+# The remapper's other fusion (``runtime/remapper.py``): two MatMuls with a BiasAdd and/or Relu
+# between them, ``MatMul(Relu(BiasAdd(MatMul(a, w1), bias)), w2)``, computed by halves of the
+# hidden units. ``fused_ops`` lists the ops before the second MatMul in graph order (the first
+# MatMul, then BiasAdd and/or Relu), ``fused_names`` their nodes; ``args`` are ``w1``, the bias
+# if fused, then ``w2``; ``data_format`` is the BiasAdd's.
+register_op(
+    "_FusedMatMulPair",
+    inputs=["a: T", "args: num_args * T"],
+    outputs=["product: T"],
+    attrs=[
+        "T: {float}",
+        "num_args: int >= 2",
+        "fused_ops: list(string)",
+        "fused_names: list(string)",
+        "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
+    ],
+    shape_fn=common_shapes.fused_matmul_pair,
+)

@@ -1,0 +1,206 @@
+"""The remapper's ``_FusedMatMulPair``: two dense layers, split by their hidden units.
+
+``MatMul(Relu(BiasAdd(MatMul(a, w1), bias)), w2)`` (the BiasAdd and Relu optional;
+``runtime/remapper.py``). Split layer by layer over two threads, each product waits for both
+threads' halves before the next can start: a helper's wake-up and a wait per product, and the
+bias and Relu between them run over the whole product on one thread, out of cache. Here the
+hidden units are cut in two halves. Each thread makes its half of the first product (the
+columns ``w1[:, lo:hi]``), adds its half of the bias, takes its Relu and multiplies that by its
+rows ``w2[lo:hi]``; the two partial products are then added, half 0's first: one wait for the
+pair. On mlp's 64-row layers, alternated in one process against the MatMuls split one by one:
+37-94 µs faster a run of ~0.9-1.1 ms (``docs/performance-log.md``, ninth session).
+
+The values: the first product, bias and Relu are the graph's to the bit (every column of a
+product is made by the same call however its columns are cut, ``products``); the second
+product's sum over the hidden units is made in two halves added together, where one product
+makes it in OpenBLAS's own blocks, so its last bits may differ (OpenBLAS cuts an inner
+dimension of 512 at 256 too, so mlp's come out the same). The halves are fixed by the shapes,
+never by the threads: a run's answer does not change with the pool or its load.
+
+It applies to products of a few dozen rows that run transposed (``products.way``, as the
+layouts pass leaves a MatMul read by another) and are big enough to split
+(``math_kernels.PARALLEL_MIN_FLOPS``). Anything else, and any operand the graph's ops would
+refuse, runs the graph's ops one after another, each error naming its own node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from aiotf.devices import intra_op
+from aiotf.framework import dtypes, errors
+from aiotf.kernels import nn_kernels, products
+from aiotf.kernels.math_kernels import PARALLEL_MIN_FLOPS, PART_ALIGN, mat_mul, matmul
+from aiotf.kernels.registry import NS_PER_FLOP, KernelNode, graph_node_error, register_kernel
+
+Array = np.ndarray[Any, Any]
+_T = TypeVar("_T")
+
+
+def _pair_cost(a: Any, *args: Any) -> float:
+    """Both products' estimate, as MatMul's: NS_PER_FLOP per flop."""
+    w1, w2 = args[0], args[-1]
+    if not all(isinstance(x, np.ndarray) and x.ndim == 2 for x in (a, w1, w2)):
+        return 0.0
+    (m, k), hidden, n = a.shape, w1.shape[1], w2.shape[1]
+    return float(NS_PER_FLOP * 2.0 * m * hidden * (k + n))
+
+
+def _pair_fast_for(
+    *, node: KernelNode, data_format: bytes, _any_layout: bool = False
+) -> Callable[..., Array]:
+    """The pair as the compiled schedules call it inline, below the pool's cost and so never
+    split (as MatMul's fast function): the graph's ops written out, without the kernel's
+    messages (an operand they would refuse raises, and the kernel says why). In a step's cold
+    caches each Python call costs about a microsecond, and mlp_b1's step takes this path:
+    through ``_valid`` and ``_pair`` it ran ~4 us slower a run than the graph's four nodes."""
+    bias_at = 1 if b"BiasAdd" in node.attrs["fused_ops"] else 0
+    relu = b"Relu" in node.attrs["fused_ops"]
+    product, add_bias_into, relu_into = (
+        products.product,
+        nn_kernels.add_bias_into,
+        nn_kernels.relu_into,
+    )
+
+    def fast(a: Array, *args: Array) -> Array:
+        w1, w2 = args[0], args[-1]
+        bias = args[bias_at] if bias_at else None
+        if a.ndim != 2 or w1.ndim != 2 or w2.ndim != 2:
+            raise ValueError("not matrices")
+        h = product(a, w1, any_layout=True)  # numpy refuses inner dimensions that differ
+        if bias is not None:
+            if bias.ndim != 1 or bias.shape[0] != h.shape[1]:
+                raise ValueError("not a bias of the hidden units")
+            add_bias_into(h, bias, h)
+        if relu:
+            relu_into(h, h)
+        return product(h, w2, any_layout=_any_layout)
+
+    return fast
+
+
+@register_kernel(
+    "_FusedMatMulPair", types={"T": (dtypes.float32,)}, cost=_pair_cost, fast_for=_pair_fast_for
+)
+def fused_matmul_pair(
+    a: Array, *args: Array, node: KernelNode, data_format: bytes, _any_layout: bool = False
+) -> Array:
+    ops = node.attrs["fused_ops"]
+    w1, w2 = args[0], args[-1]
+    bias = args[1] if len(args) == 3 else None
+    if _valid(a, w1, bias, w2):
+        return _pair(a, w1, bias, b"Relu" in ops, w2, _any_layout)
+    # Operands the graph's ops refuse: those ops, one after another, each error naming its node.
+    h = _as_node(node, 0, mat_mul, a, w1, transpose_a=False, transpose_b=False)
+    if bias is not None:
+        h = _as_node(node, 1, nn_kernels.bias_add, h, bias, data_format=data_format)
+    return _as_node(
+        node,
+        len(ops),
+        mat_mul,
+        h,
+        w2,
+        transpose_a=False,
+        transpose_b=False,
+        _any_layout=_any_layout,
+    )  # (a Relu cannot fail)
+
+
+def _valid(a: Array, w1: Array, bias: Array | None, w2: Array) -> bool:
+    """Whether the graph's ops would take these operands: matrices whose inner dimensions
+    match, a bias of the hidden units."""
+    return (
+        a.ndim == w1.ndim == w2.ndim == 2
+        and a.shape[1] == w1.shape[0]
+        and w2.shape[0] == w1.shape[1]
+        and (bias is None or (bias.ndim == 1 and bias.shape[0] == w1.shape[1]))
+    )
+
+
+def _pair(
+    a: Array, w1: Array, bias: Array | None, relu: bool, w2: Array, any_layout: bool
+) -> Array:
+    """The pair of valid operands: by halves where that applies (the module docstring), else
+    as the graph's ops would make it (a product big enough split as a MatMul's)."""
+    (m, k), hidden, n = a.shape, w1.shape[1], w2.shape[1]
+    if 2.0 * m * k * hidden < PARALLEL_MIN_FLOPS:  # unsplit, as the compiled steps call
+        h = products.product(a, w1, any_layout=True)  # MatMul inline (mlp_b1's)
+    else:
+        columns = _halves_columns(a, w1)
+        if columns is not None:
+            return _by_halves(a, columns, bias, relu, w2, any_layout)
+        h = matmul(a, w1, True)
+    if bias is not None:
+        nn_kernels.add_bias_into(h, bias, h)
+    if relu:
+        nn_kernels.relu_into(h, h)
+    if 2.0 * m * hidden * n < PARALLEL_MIN_FLOPS:
+        return products.product(h, w2, any_layout=any_layout)
+    return matmul(h, w2, any_layout)
+
+
+def _halves_columns(a: Array, w1: Array) -> Array | None:
+    """``w1``'s columns as rows (``products.way``'s transposed operand) when a pair whose first
+    product is big enough to split runs by halves: float32, a first product that runs
+    transposed, hidden units enough for two halves; else None."""
+    if w1.shape[1] < 2 * PART_ALIGN or a.dtype != np.float32 or w1.dtype != np.float32:
+        return None
+    how = products.way(a, w1, any_layout=True)
+    return how.columns if how.columns is not None and not how.width else None
+
+
+def _by_halves(
+    a: Array, columns: Array, bias: Array | None, relu: bool, w2: Array, by_columns: bool
+) -> Array:
+    """The pair by halves of the hidden units (see the module docstring): laid out by columns
+    when ``by_columns`` (every reader takes any layout), else by rows."""
+    hidden = len(columns)
+    cut = hidden // 2 // PART_ALIGN * PART_ALIGN
+    # The second product's operand by the hidden units: w2's rows, or (by columns) w2's columns
+    # as rows, so that each half's partial product comes out as the output's transpose.
+    w2_columns = products.columns_of(w2) if by_columns else None
+    if w2_columns is None:
+        w2_columns = w2.T
+    partial: dict[int, Array] = {}  # each half's partial product
+
+    def half(i: int) -> None:
+        lo, hi = (0, cut) if i == 0 else (cut, hidden)
+        h = np.matmul(columns[lo:hi], a.T)  # the hidden units lo:hi, by columns
+        if bias is not None:
+            np.add(h, bias[lo:hi, None], out=h)
+        if relu:
+            nn_kernels.relu_into(h, h)
+        if by_columns:
+            partial[i] = np.matmul(w2_columns[:, lo:hi], h)
+        else:
+            partial[i] = np.matmul(h.T, w2[lo:hi])
+
+    intra_op.parallel_for(2, half)
+    total = partial[0]
+    np.add(total, partial[1], out=total)
+    return total.T if by_columns else total
+
+
+def _as_node(node: KernelNode, i: int, kernel: Callable[..., _T], *args: Any, **attrs: Any) -> _T:
+    """``kernel(*args, **attrs)``, its error raised as the graph's own node ``i`` of the pair
+    (the first MatMul, its BiasAdd and/or Relu, then the second MatMul) raises it."""
+    try:
+        return kernel(*args, **attrs)
+    except errors.OpError as e:
+        raise _as_graph_node_error(e, node, i) from e
+
+
+def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.OpError:
+    ops = [op.decode() for op in node.attrs["fused_ops"]] + ["MatMul"]
+    names = [n.decode() for n in node.attrs["fused_names"]] + [node.name]
+    attrs: dict[str, Any] = {"T": node.attrs["T"]}
+    if ops[i] == "MatMul":
+        inputs = [node.inputs[0] if i == 0 else names[i - 1], node.inputs[1 if i == 0 else -1]]
+        attrs.update(transpose_a=False, transpose_b=False)
+    else:  # the BiasAdd
+        inputs = [names[i - 1], node.inputs[2]]
+        attrs["data_format"] = node.attrs["data_format"]
+    return graph_node_error(e, node, names[i], ops[i], inputs, attrs)

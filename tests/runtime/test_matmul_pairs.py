@@ -1,0 +1,430 @@
+"""The remapper's other fusion: two MatMuls with a BiasAdd and/or Relu between them become one
+``_FusedMatMulPair`` when nothing else sees the ops between (``runtime/remapper.py``), and its
+kernel (``kernels/fused_products.py``): the graph's values (within the last bits of the second
+product's sum, the same bits whatever the threads), the products by halves of the hidden units
+on both pool threads, and errors naming the graph's own node."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import aiotf
+from aiotf.devices import DeviceMgr, add_devices, blas, intra_op
+from aiotf.framework import common_shapes, dtypes, errors
+from aiotf.framework.op_def_registry import InferenceContext
+from aiotf.framework.tensor_shape import TensorShape
+from aiotf.kernels import derived, math_kernels, nn_kernels, products, registry
+from aiotf.kernels.registry import KernelNode
+from aiotf.runtime.graph import Graph
+from aiotf.runtime.remapper import fuse_matmul_pairs
+from tests.runtime.test_remapper import CPU0, CPU1, TASK, add
+
+F32 = dtypes.float32
+Array = np.ndarray[Any, Any]
+
+
+def dense(
+    g: Graph, name: str, x: str, ops: tuple[str, ...] = ("BiasAdd", "Relu"), device: str = CPU0
+) -> str:
+    """A dense layer ``name`` of ``x``: MatMul by ``name/w``, then ``ops``; its last node."""
+    add(g, f"{name}/w", "Placeholder", dtype=F32, device=device)
+    add(g, f"{name}/mm", "MatMul", [x, f"{name}/w"], T=F32, device=device)
+    last = f"{name}/mm"
+    if "BiasAdd" in ops:
+        add(g, f"{name}/b", "Placeholder", dtype=F32, device=device)
+        add(g, f"{name}/bias", "BiasAdd", [last, f"{name}/b"], T=F32, device=device)
+        last = f"{name}/bias"
+    if "Relu" in ops:
+        add(g, f"{name}/relu", "Relu", [last], T=F32, device=device)
+        last = f"{name}/relu"
+    return last
+
+
+def mlp_graph(first: tuple[str, ...] = ("BiasAdd", "Relu")) -> Graph:
+    """x -> three dense layers (the first with ``first`` after its MatMul) -> Softmax 'out'."""
+    g = Graph()
+    add(g, "x", "Placeholder", dtype=F32)
+    h = dense(g, "l1", "x", first)
+    h = dense(g, "l2", h)
+    h = dense(g, "l3", h, ("BiasAdd",))
+    add(g, "out", "Softmax", [h], T=F32)
+    return g
+
+
+def test_the_first_two_layers_pair_into_the_second_matmul_and_the_third_stays() -> None:
+    g = mlp_graph()
+    assert fuse_matmul_pairs(g, frozenset())
+    pair = g["l2/mm"]
+    assert pair.op == "_FusedMatMulPair"
+    assert pair.inputs == [("x", 0), ("l1/w", 0), ("l1/b", 0), ("l2/w", 0)]
+    assert pair.attrs["fused_ops"] == [b"MatMul", b"BiasAdd", b"Relu"]
+    assert pair.attrs["fused_names"] == [b"l1/mm", b"l1/bias", b"l1/relu"]
+    assert pair.attrs["num_args"] == 3 and pair.attrs["data_format"] == b"NHWC"
+    assert not {"l1/mm", "l1/bias", "l1/relu"} & {n.name for n in g}
+    assert g["l3/mm"].op == "MatMul"  # its left operand is the pair's: not a MatMul's
+    assert not fuse_matmul_pairs(g, frozenset())  # nothing left to pair
+
+
+@pytest.mark.parametrize(
+    ("between", "args"),
+    [(("Relu",), 2), (("BiasAdd",), 3), ((), 2)],
+    ids=["relu alone", "bias alone", "nothing between"],
+)
+def test_a_pair_with_less_between_fuses_too(between: tuple[str, ...], args: int) -> None:
+    g = mlp_graph(between)
+    assert fuse_matmul_pairs(g, frozenset())
+    assert g["l2/mm"].attrs["fused_ops"] == [b"MatMul", *(op.encode() for op in between)]
+    assert g["l2/mm"].attrs["num_args"] == args
+
+
+def test_control_inputs_of_the_pair_go_to_the_fused_node() -> None:
+    g = mlp_graph()
+    add(g, "c1", "NoOp")
+    add(g, "c2", "NoOp")
+    g["l1/mm"].control_inputs = ["c2"]
+    g["l1/relu"].control_inputs = ["c1", "c2"]
+    assert fuse_matmul_pairs(g, frozenset())
+    assert g["l2/mm"].control_inputs == ["c2", "c1"]
+
+
+def read_twice(g: Graph) -> None:
+    add(g, "fetch", "Identity", ["l1/bias"], T=F32)
+
+
+def control_edge_out(g: Graph) -> None:
+    add(g, "after", "NoOp", controls=["l1/relu"])
+
+
+def transposed(g: Graph) -> None:
+    g["l2/mm"].attrs["transpose_b"] = True
+
+
+def right_operand(g: Graph) -> None:
+    g["l2/mm"].inputs = [("l2/w", 0), ("l1/relu", 0)]
+
+
+def elsewhere(g: Graph) -> None:
+    for name in ("l2/mm", "l2/w"):
+        g[name].assigned_device = g[name].requested_device = CPU1
+
+
+def unchanged(g: Graph) -> None:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("edit", "keep"),
+    [
+        (read_twice, frozenset()),
+        (control_edge_out, frozenset()),
+        (unchanged, frozenset({"l1/mm"})),
+        (transposed, frozenset()),
+        (right_operand, frozenset()),
+        (elsewhere, frozenset()),
+    ],
+    ids=[
+        "a bias read twice",
+        "a control edge out of relu",
+        "the first product asked to run",
+        "a transposed operand",
+        "the right operand",
+        "on another device",
+    ],
+)
+def test_nothing_pairs_when_someone_else_sees_the_ops_between_or_the_products_differ(
+    edit: Callable[[Graph], None], keep: frozenset[str]
+) -> None:
+    g = mlp_graph()
+    edit(g)
+    fuse_matmul_pairs(g, keep)
+    assert g["l1/mm"].op == "MatMul" and "l1/relu" in g
+
+
+def test_doubles_and_refs_stay_as_written() -> None:
+    g = Graph()
+    add(g, "x", "Placeholder", dtype=dtypes.float64)
+    for name in ("w1", "w2"):
+        add(g, name, "Placeholder", dtype=dtypes.float64)
+    add(g, "mm1", "MatMul", ["x", "w1"], T=dtypes.float64)
+    add(g, "mm2", "MatMul", ["mm1", "w2"], T=dtypes.float64)
+    assert not fuse_matmul_pairs(g, frozenset())
+    g = mlp_graph()
+    add(g, "v", "VariableV2", dtype=F32, shape=TensorShape([4, 4]).as_proto())
+    g["l2/mm"].inputs = [("l1/relu", 0), ("v", 0)]  # the second weight a ref
+    assert not fuse_matmul_pairs(g, frozenset())
+
+
+def test_the_fused_nodes_shape_is_the_second_product() -> None:
+    ctx = InferenceContext(
+        "_FusedMatMulPair",
+        "pair",
+        [
+            TensorShape([None, 784]),
+            TensorShape([784, 512]),
+            TensorShape([512]),
+            TensorShape([512, 10]),
+        ],  # fmt: skip
+        [F32] * 4,
+        {"data_format": b"NHWC"},
+    )
+    assert common_shapes.fused_matmul_pair(ctx)[0].as_list() == [None, 10]
+    ctx.input_shapes[2] = TensorShape([500])
+    with pytest.raises(errors.InvalidArgumentError, match="must be equal, but are 512 and 500"):
+        common_shapes.fused_matmul_pair(ctx)
+
+
+# -- the kernel ----------------------------------------------------------------------------------
+
+
+def pair_node(ops: tuple[bytes, ...] = (b"MatMul", b"BiasAdd", b"Relu")) -> KernelNode:
+    names = {b"MatMul": b"l1/mm", b"BiasAdd": b"l1/bias", b"Relu": b"l1/relu"}
+    attrs = {
+        "T": F32,
+        "num_args": 3 if b"BiasAdd" in ops else 2,
+        "fused_ops": list(ops),
+        "fused_names": [names[op] for op in ops],
+        "data_format": b"NHWC",
+    }
+    inputs = ("x", "l1/w", "l1/b", "l2/w") if b"BiasAdd" in ops else ("x", "l1/w", "l2/w")
+    return KernelNode(
+        "l2/mm", "_FusedMatMulPair", attrs, (F32,) * len(inputs), (F32,), CPU0, inputs
+    )
+
+
+@pytest.fixture
+def transposed_products(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Products of a few dozen rows run transposed, as on the machine the pair was measured on."""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
+    monkeypatch.setattr(products, "panel_max_rows", lambda: 24)
+
+
+@pytest.fixture
+def halves(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The threads that ran a half of a pair (or any part of ``parallel_for``), one entry a
+    half."""
+    threads: list[int] = []
+    real = intra_op.parallel_for
+
+    def parallel_for(
+        num_parts: int, part: Callable[[int], None], every_thread: bool = False
+    ) -> None:
+        def noted(i: int) -> None:
+            threads.append(threading.get_ident())
+            part(i)
+
+        real(num_parts, noted, every_thread)
+
+    monkeypatch.setattr(intra_op, "parallel_for", parallel_for)
+    return threads
+
+
+@pytest.fixture
+def pool_device() -> Iterator[Any]:
+    mgr = DeviceMgr(add_devices(aiotf.ConfigProto(inter_op_parallelism_threads=2), TASK))
+    yield mgr.client_device
+    mgr.close()
+
+
+def in_pool(device: Any, work: Callable[[], Array]) -> Array:
+    async def go() -> Array:
+        result: Array = await device.run_in_pool(work)
+        return result
+
+    return asyncio.run(go())
+
+
+def operands(rows: int, seed: int = 0) -> tuple[Array, Array, Array, Array]:
+    """x, w1, b, w2 of a pair 784-512-300; the weights frozen, as Consts' values are (so their
+    columns are made once, and products of a few dozen rows run transposed)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, 784)).astype(np.float32)
+    w1 = (rng.standard_normal((784, 512)) / 28).astype(np.float32)
+    b = rng.standard_normal(512).astype(np.float32)
+    w2 = (rng.standard_normal((512, 300)) / 22).astype(np.float32)
+    derived.freeze(w1)
+    derived.freeze(w2)
+    return x, w1, b, w2
+
+
+def graph_order(x: Array, w1: Array, b: Array, w2: Array) -> Array:
+    """The pair's values by numpy, in float32 (for comparisons within float32's last bits)."""
+    with blas.single_threaded(), np.errstate(invalid="ignore"):
+        h = np.maximum(x @ w1 + b, np.float32(0))
+        return h @ w2  # type: ignore[no-any-return]
+
+
+def graph_ops(x: Array, w1: Array, b: Array, w2: Array) -> Array:
+    """The pair's values by the graph's own kernels, one after another (their bits)."""
+    h = math_kernels.mat_mul(x, w1, transpose_a=False, transpose_b=False, _any_layout=True)
+    h = nn_kernels.relu(nn_kernels.bias_add(h, b, data_format=b"NHWC"))
+    return math_kernels.mat_mul(h, w2, transpose_a=False, transpose_b=False)
+
+
+def test_by_halves_on_both_threads_the_graphs_values_and_the_same_bits_on_one(
+    transposed_products: None, halves: list[int], pool_device: Any
+) -> None:
+    x, w1, b, w2 = operands(64)
+    kernel = registry.create_kernel(pair_node(), "CPU")
+    both = in_pool(pool_device, lambda: kernel.compute(x, w1, b, w2))
+    assert len(halves) == 2 and len(set(halves)) == 2  # one half a thread
+    with blas.single_threaded():  # as in the pool (OpenBLAS's own threads add up otherwise)
+        alone = kernel.compute(x, w1, b, w2)  # outside the pool: both halves on this thread
+    assert len(halves) == 4 and len(set(halves[2:])) == 1
+    np.testing.assert_array_equal(both, alone)
+    assert both.flags.c_contiguous  # not marked _any_layout: by rows
+    np.testing.assert_allclose(both, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(both, graph_ops(x, w1, b, w2), rtol=1e-5, atol=1e-5)
+
+
+def test_by_columns_where_every_reader_takes_any_layout(
+    transposed_products: None, halves: list[int]
+) -> None:
+    x, w1, b, w2 = operands(64, seed=1)
+    node = pair_node()
+    node = KernelNode(node.name, node.op, {**node.attrs, "_any_layout": True}, node.input_dtypes,
+                      node.output_dtypes, node.device, node.inputs)  # fmt: skip
+    got = registry.create_kernel(node, "CPU").compute(x, w1, b, w2)
+    assert got.flags.f_contiguous and not got.flags.c_contiguous and len(halves) == 2
+    plain = registry.create_kernel(pair_node(), "CPU").compute(x, w1, b, w2)
+    np.testing.assert_array_equal(got, plain)
+
+
+@pytest.mark.parametrize("rows", [1, 8])
+def test_a_product_too_small_to_split_runs_the_graphs_ops_with_their_bits(
+    rows: int, transposed_products: None, halves: list[int]
+) -> None:
+    x, w1, b, w2 = operands(rows, seed=2)
+    kernel = registry.create_kernel(pair_node(), "CPU")
+    for run in (kernel.compute, kernel.fast):
+        assert run is not None
+        np.testing.assert_array_equal(run(x, w1, b, w2), graph_ops(x, w1, b, w2))
+    assert not halves
+
+
+def test_nans_and_infinities_go_through_as_the_graphs_ops_take_them(
+    transposed_products: None, halves: list[int]
+) -> None:
+    x, w1, b, w2 = operands(64, seed=3)
+    x[3, 5] = np.nan
+    x[7, 9] = np.inf
+    b[11] = -np.inf  # Relu of -inf is 0: that hidden unit drops out of every row
+    with np.errstate(invalid="ignore"):  # as numpy's products of infinities warn
+        got = registry.create_kernel(pair_node(), "CPU").compute(x, w1, b, w2)
+        want = graph_ops(x, w1, b, w2)
+    assert len(halves) == 2
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
+
+
+def test_the_pair_is_costed_as_its_two_products() -> None:
+    x, w1, b, w2 = operands(64)
+    kernel = registry.create_kernel(pair_node(), "CPU")
+    want = registry.NS_PER_FLOP * 2.0 * 64 * 512 * (784 + 300)
+    assert kernel.cost(x, w1, b, w2) == pytest.approx(want)
+    assert kernel.cost(x[:1], w1, b, w2) < registry.POOL_MIN_COST < want
+
+
+@pytest.mark.parametrize(
+    ("feed", "node", "words"),
+    [
+        ("x", "l1/mm", "Matrix size-incompatible: In[0]: [64,700], In[1]: [784,512]"),
+        ("b", "l1/bias", "Must provide as many biases as the last dimension of the input tensor"),
+        ("w2", "l2/mm", "Matrix size-incompatible: In[0]: [64,512], In[1]: [500,300]"),
+    ],
+)
+async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
+    feed: str, node: str, words: str
+) -> None:
+    x, w1, b, w2 = operands(64, seed=4)
+    g = aiotf.Graph()
+    with g.as_default():
+        xs = aiotf.placeholder(aiotf.float32, None, name="x")
+        bs = aiotf.placeholder(aiotf.float32, None, name="b")
+        w2s = aiotf.placeholder(aiotf.float32, None, name="w2")
+        h = aiotf.nn.relu(aiotf.nn.bias_add(aiotf.matmul(xs, w1, name="l1/mm"), bs, name="l1/bias"))
+        y = aiotf.matmul(h, w2s, name="l2/mm")
+    good = {xs: x, bs: b, w2s: w2}
+    bad = {**good, {"x": xs, "b": bs, "w2": w2s}[feed]: {"x": x[:, :700], "b": b[:500],
+                                                         "w2": w2[:500]}[feed]}  # fmt: skip
+    failures = []
+    for level in (aiotf.OptimizerOptions.L1, aiotf.OptimizerOptions.L0):
+        config = aiotf.ConfigProto()
+        config.graph_options.optimizer_options.opt_level = level
+        async with aiotf.Session(graph=g, config=config) as sess:
+            with pytest.raises(errors.InvalidArgumentError) as info:
+                await sess.run(y, bad)
+            failures.append(info.value)
+            np.testing.assert_allclose(
+                await sess.run(y, good), graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5
+            )
+    fused, plain = failures
+    assert words in fused.message and f"{{{{node {node}}}}}" in fused.message
+    assert fused.node_def == plain.node_def  # the graph's node: its op, inputs and attrs
+    assert str(fused) == str(plain)
+
+
+async def test_a_session_runs_the_pair_fetches_what_it_asks_and_mlp_b1_rows_alike() -> None:
+    x, w1, b, w2 = operands(64, seed=5)
+    g = aiotf.Graph()
+    with g.as_default():
+        xs = aiotf.placeholder(aiotf.float32, [None, 784], name="x")
+        h = aiotf.nn.relu(aiotf.nn.bias_add(aiotf.matmul(xs, w1), b), name="h")
+        y = aiotf.matmul(h, w2, name="y")
+        aiotf.nn.softmax(y, name="out")
+    metadata = aiotf.RunMetadata()
+    options = aiotf.RunOptions(output_partition_graphs=True)
+    async with aiotf.Session(graph=g) as sess:
+        got = await sess.run(y, {xs: x}, options=options, run_metadata=metadata)
+        ops = {n.name: n.op for p in metadata.partition_graphs for n in p.node}
+        assert ops["y"] == "_FusedMatMulPair" and "h" not in ops
+        np.testing.assert_allclose(got, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
+        # fetching the Relu too: nothing pairs, and both are the graph's
+        h_got, y_got = await sess.run([h, y], {xs: x})
+        np.testing.assert_allclose(y_got, got, rtol=1e-5, atol=1e-5)
+        with blas.single_threaded():
+            np.testing.assert_array_equal(h_got, np.maximum(x @ w1 + b, np.float32(0)))
+        row = await sess.run(y, {xs: x[:1]})  # one row: inline, the graph's ops
+        np.testing.assert_array_equal(row, graph_ops(x[:1], w1, b, w2))
+
+
+async def test_two_pairs_in_a_row_the_first_left_by_columns_for_the_second(
+    transposed_products: None, halves: list[int]
+) -> None:
+    """Four dense layers make two pairs; the first one's readers (BiasAdd, Relu, the second
+    pair) take any layout, so it is left by columns, and the second reads it so."""
+    rng = np.random.default_rng(6)
+    sizes = [784, 512, 384, 256, 10]
+    weights = [(rng.standard_normal(s) / np.sqrt(s[0])).astype(np.float32)
+               for s in itertools.pairwise(sizes)]  # fmt: skip
+    biases = [rng.standard_normal(n).astype(np.float32) for n in sizes[1:]]
+    x = rng.standard_normal((64, 784)).astype(np.float32)
+    g = aiotf.Graph()
+    with g.as_default():
+        xs = aiotf.placeholder(aiotf.float32, [None, 784], name="x")
+        h = xs
+        for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
+            h = aiotf.nn.bias_add(aiotf.matmul(h, w, name=f"mm{i}"), b)
+            h = aiotf.nn.relu(h) if i < 3 else h
+    metadata = aiotf.RunMetadata()
+    options = aiotf.RunOptions(output_partition_graphs=True)
+    async with aiotf.Session(graph=g) as sess:
+        got = await sess.run(h, {xs: x}, options=options, run_metadata=metadata)
+    nodes = {n.name: n for p in metadata.partition_graphs for n in p.node}
+    assert nodes["mm1"].op == nodes["mm3"].op == "_FusedMatMulPair"
+    assert nodes["mm1"].attr["_any_layout"].b and "_any_layout" not in nodes["mm3"].attr
+    assert len(halves) == 4
+    with blas.single_threaded():
+        want = x
+        for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
+            want = want @ w + b
+            want = np.maximum(want, np.float32(0)) if i < 3 else want
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert got.flags.c_contiguous
