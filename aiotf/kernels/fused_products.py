@@ -33,7 +33,14 @@ import numpy as np
 from aiotf.devices import intra_op
 from aiotf.framework import dtypes, errors
 from aiotf.kernels import nn_kernels, products
-from aiotf.kernels.math_kernels import PARALLEL_MIN_FLOPS, PART_ALIGN, mat_mul, matmul
+from aiotf.kernels.math_kernels import (
+    PARALLEL_MIN_FLOPS,
+    PART_ALIGN,
+    PART_FLOPS,
+    SPLIT_RATE,
+    mat_mul,
+    matmul,
+)
 from aiotf.kernels.registry import NS_PER_FLOP, KernelNode, graph_node_error, register_kernel
 
 Array = np.ndarray[Any, Any]
@@ -156,32 +163,58 @@ def _by_halves(
     a: Array, columns: Array, bias: Array | None, relu: bool, w2: Array, by_columns: bool
 ) -> Array:
     """The pair by halves of the hidden units (see the module docstring): laid out by columns
-    when ``by_columns`` (every reader takes any layout), else by rows."""
-    hidden = len(columns)
+    when ``by_columns`` (every reader takes any layout), else by rows. On a pool of more than
+    two threads each half's products split further, by their output's rows, over the idle
+    ones (each row made by the same call as whole: the same bits)."""
+    (m, k), hidden, n = a.shape, len(columns), w2.shape[1]
     cut = hidden // 2 // PART_ALIGN * PART_ALIGN
-    # The second product's operand by the hidden units: w2's rows, or (by columns) w2's columns
-    # as rows, so that each half's partial product comes out as the output's transpose.
+    # By columns, each half's partial product comes out as the output's transpose, made with
+    # w2's columns as rows.
     w2_columns = products.columns_of(w2) if by_columns else None
     if w2_columns is None:
         w2_columns = w2.T
     partial: dict[int, Array] = {}  # each half's partial product
+    rows = _rows if intra_op.workers() > 2 else _whole  # threads beyond the halves' two?
 
     def half(i: int) -> None:
         lo, hi = (0, cut) if i == 0 else (cut, hidden)
-        h = np.matmul(columns[lo:hi], a.T)  # the hidden units lo:hi, by columns
+        h = np.empty((hi - lo, m), np.float32)  # the hidden units lo:hi, by columns
+
+        def first(r0: int, r1: int) -> None:
+            np.matmul(columns[lo + r0 : lo + r1], a.T, out=h[r0:r1])
+
+        rows(hi - lo, m * k, first)
         if bias is not None:
             np.add(h, bias[lo:hi, None], out=h)
         if relu:
             nn_kernels.relu_into(h, h)
-        if by_columns:
-            partial[i] = np.matmul(w2_columns[:, lo:hi], h)
-        else:
-            partial[i] = np.matmul(h.T, w2[lo:hi])
+        p = partial[i] = np.empty((n, m) if by_columns else (m, n), np.float32)
+
+        def second(r0: int, r1: int) -> None:
+            if by_columns:
+                np.matmul(w2_columns[r0:r1, lo:hi], h, out=p[r0:r1])
+            else:
+                np.matmul(h.T[r0:r1], w2[lo:hi], out=p[r0:r1])
+
+        rows(p.shape[0], (hi - lo) * p.shape[1], second)
 
     intra_op.parallel_for(2, half)
     total = partial[0]
     np.add(total, partial[1], out=total)
     return total.T if by_columns else total
+
+
+def _whole(extent: int, row_macs: int, work: Callable[[int, int], None]) -> None:
+    work(0, extent)
+
+
+def _rows(extent: int, row_macs: int, work: Callable[[int, int], None]) -> None:
+    """``work`` over a product's ``extent`` output rows of ``row_macs`` multiply-adds each,
+    split as a MatMul's (``math_kernels.matmul``) over the pool's idle threads, if any."""
+    flops = 2.0 * extent * row_macs
+    parts = int(flops // PART_FLOPS)
+    if parts < 2 or not intra_op.split(extent, parts, SPLIT_RATE, flops, work, PART_ALIGN):
+        work(0, extent)
 
 
 def _as_node(node: KernelNode, i: int, kernel: Callable[..., _T], *args: Any, **attrs: Any) -> _T:

@@ -148,7 +148,7 @@ PART_FLOPS = 4e6
 # OpenBLAS's float kernels work in blocks of 16; in one A/B, cnn ran ~4% slower with its dense
 # layer split at column 543 of 1024 than at 544 or 512 (within the noise in others).
 PART_ALIGN = 16
-_SPLIT_RATE = intra_op.Rate(NS_PER_FLOP * 1e-9)  # seconds per flop of a part, measured
+SPLIT_RATE = intra_op.Rate(NS_PER_FLOP * 1e-9)  # seconds per flop of a part, measured
 
 
 def _matmul_fast_for(
@@ -222,7 +222,7 @@ def matmul(a: Array, b: Array, any_layout: bool = False) -> Array:
     # every row or column of the product is made by the same call as on one thread.
     parts = max(2, int(flops // PART_FLOPS))
     if not intra_op.split(
-        extent, parts, _SPLIT_RATE, flops, part, PART_ALIGN, how.rows or how.width or 1
+        extent, parts, SPLIT_RATE, flops, part, PART_ALIGN, how.rows or how.width or 1
     ):
         products.into(a, b, out, how)
     return out

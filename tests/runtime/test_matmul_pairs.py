@@ -232,6 +232,13 @@ def pool_device() -> Iterator[Any]:
     mgr.close()
 
 
+@pytest.fixture
+def pool_of_four() -> Iterator[Any]:
+    mgr = DeviceMgr(add_devices(aiotf.ConfigProto(inter_op_parallelism_threads=4), TASK))
+    yield mgr.client_device
+    mgr.close()
+
+
 def in_pool(device: Any, work: Callable[[], Array]) -> Array:
     async def go() -> Array:
         result: Array = await device.run_in_pool(work)
@@ -281,6 +288,40 @@ def test_by_halves_on_both_threads_the_graphs_values_and_the_same_bits_on_one(
     assert both.flags.c_contiguous  # not marked _any_layout: by rows
     np.testing.assert_allclose(both, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(both, graph_ops(x, w1, b, w2), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("any_layout", [False, True])
+def test_on_a_pool_of_four_the_halves_split_further_with_the_same_bits(
+    any_layout: bool,
+    transposed_products: None,
+    halves: list[int],
+    pool_device: Any,
+    pool_of_four: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    threads: list[int] = []  # the threads of the products of halves and of their parts
+    matmul = np.matmul
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.get_ident())
+        return matmul(*args, **kwargs)
+
+    x, w1, b, w2 = operands(64, seed=7)
+    node = pair_node()
+    if any_layout:
+        node = KernelNode(node.name, node.op, {**node.attrs, "_any_layout": True},
+                          node.input_dtypes, node.output_dtypes, node.device, node.inputs)  # fmt: skip
+    kernel = registry.create_kernel(node, "CPU")
+    on_two = in_pool(pool_device, lambda: kernel.compute(x, w1, b, w2))
+    monkeypatch.setattr(np, "matmul", noted)
+    for _ in range(20):  # until the pool's threads are all up and in time for their parts
+        threads.clear()
+        on_four = in_pool(pool_of_four, lambda: kernel.compute(x, w1, b, w2))
+        np.testing.assert_array_equal(on_four, on_two)
+        if len(set(threads)) > 2:
+            break
+    monkeypatch.setattr(np, "matmul", matmul)
+    assert len(set(threads)) > 2  # the halves' products in parts too
 
 
 def test_by_columns_where_every_reader_takes_any_layout(
