@@ -953,17 +953,18 @@ def fused_max_pool(ctx: InferenceContext) -> Sequence[TensorShape]:
 
 
 def fused_matmul_pair(ctx: InferenceContext) -> Sequence[TensorShape]:
-    """The remapper's ``_FusedMatMulPair``: ``a @ w1`` (its BiasAdd and Relu keep the shape),
-    then that by ``w2`` (inputs ``a``, ``w1``, the bias if fused, ``w2``)."""
-    shapes, dtypes_ = ctx.input_shapes, ctx.input_dtypes
-    first = InferenceContext("MatMul", ctx.node_name, shapes[:2], dtypes_[:2], {})
-    hidden = matmul(first)
-    if len(shapes) == 4:  # the bias
-        hidden = bias_add(
-            InferenceContext("BiasAdd", ctx.node_name, [*hidden, shapes[2]], dtypes_[:2], ctx.attrs)
+    """The remapper's ``_FusedMatMulPair``: its ``fused_ops`` in turn, each MatMul and BiasAdd
+    taking the next of the inputs after the first (a Relu keeps the shape)."""
+    shape, operands, dtypes_ = ctx.input_shapes[0], iter(ctx.input_shapes[1:]), ctx.input_dtypes
+    for op in ctx.attrs["fused_ops"]:
+        if op == b"Relu":
+            continue
+        name = op.decode()
+        inner = InferenceContext(
+            name, ctx.node_name, [shape, next(operands)], dtypes_[:2], ctx.attrs
         )
-    second = [*hidden, shapes[-1]]
-    return matmul(InferenceContext("MatMul", ctx.node_name, second, dtypes_[:2], {}))
+        shape = (matmul if name == "MatMul" else bias_add)(inner)[0]
+    return [shape]
 
 
 def sparse_softmax_xent(ctx: InferenceContext) -> Sequence[TensorShape]:

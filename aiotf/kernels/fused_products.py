@@ -1,32 +1,36 @@
 """The remapper's ``_FusedMatMulPair``: two dense layers, split by their hidden units.
 
-``MatMul(Relu(BiasAdd(MatMul(a, w1), bias)), w2)`` (the BiasAdd and Relu optional;
-``runtime/remapper.py``). Split layer by layer over two threads, each product waits for both
-threads' halves before the next can start: a helper's wake-up and a wait per product, and the
-bias and Relu between them run over the whole product on one thread, out of cache. Here the
-hidden units are cut in two halves. Each thread makes its half of the first product (the
+``Relu(BiasAdd(MatMul(Relu(BiasAdd(MatMul(a, w1), b1)), w2), b2))`` (each BiasAdd and Relu
+optional; ``runtime/remapper.py``). Split layer by layer over two threads, each product waits
+for both threads' halves before the next can start: a helper's wake-up and a wait per product,
+and the bias and Relu between them run over the whole product on one thread, out of cache. Here
+the hidden units are cut in two halves. Each thread makes its half of the first product (the
 columns ``w1[:, lo:hi]``), adds its half of the bias, takes its Relu and multiplies that by its
-rows ``w2[lo:hi]``; the two partial products are then added, half 0's first: one wait for the
-pair. On mlp's 64-row layers, alternated in one process against the MatMuls split one by one:
-37-94 µs faster a run of ~0.9-1.1 ms (``docs/performance-log.md``, ninth session).
+rows ``w2[lo:hi]``; the two partial products are then added, half 0's first, and the second
+bias and Relu taken on the sum, in the layout the sum was made in: one wait for the pair. On
+mlp's 64-row layers, alternated in one process against the MatMuls split one by one: 45-55 µs
+faster a run of ~0.9-1.1 ms (~15 of it the second bias and Relu), cnn's dense layers ~75 µs
+(``docs/performance-log.md``, ninth session).
 
 The values: the first product, bias and Relu are the graph's to the bit (every column of a
-product is made by the same call however its columns are cut, ``products``); the second
-product's sum over the hidden units is made in two halves added together, where one product
-makes it in OpenBLAS's own blocks, so its last bits may differ (OpenBLAS cuts an inner
-dimension of 512 at 256 too, so mlp's come out the same). The halves are fixed by the shapes,
-never by the threads: a run's answer does not change with the pool or its load.
+product is made by the same call however its columns are cut, ``products``), and so are the
+second bias and Relu on the sum; the second product's sum over the hidden units is made in two
+halves added together, where one product makes it in OpenBLAS's own blocks, so its last bits
+may differ (OpenBLAS cuts an inner dimension of 512 at 256 too, so mlp's come out the same).
+The halves are fixed by the shapes, never by the threads: a run's answer does not change with
+the pool, its size or its load.
 
 It applies to products of a few dozen rows that run transposed (``products.way``, as the
 layouts pass leaves a MatMul read by another) and are big enough to split
-(``math_kernels.PARALLEL_MIN_FLOPS``). Anything else, and any operand the graph's ops would
-refuse, runs the graph's ops one after another, each error naming its own node.
+(``math_kernels.PARALLEL_MIN_FLOPS``). Anything else runs as the graph's ops would (inline,
+mlp_b1's rows), and operands the graph's ops would refuse run them one after another, each
+error naming its own node.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -47,9 +51,35 @@ Array = np.ndarray[Any, Any]
 _T = TypeVar("_T")
 
 
-def _pair_cost(a: Any, *args: Any) -> float:
+class _Form(NamedTuple):
+    """Which of a pair's optional ops its node fused (``fused_ops``): the BiasAdd and Relu
+    after the first product, and after the second."""
+
+    bias1: bool
+    relu1: bool
+    bias2: bool
+    relu2: bool
+
+    @staticmethod
+    def of(ops: list[bytes]) -> _Form:
+        second = ops.index(b"MatMul", 1)
+        head, tail = ops[1:second], ops[second + 1 :]
+        return _Form(b"BiasAdd" in head, b"Relu" in head, b"BiasAdd" in tail, b"Relu" in tail)
+
+    def operands(self, args: tuple[Array, ...]) -> tuple[Array, Array | None, Array, Array | None]:
+        """``w1``, the first bias (or None), ``w2``, the second bias (or None) of ``args``."""
+        w2_at = 1 + self.bias1
+        return (
+            args[0],
+            args[1] if self.bias1 else None,
+            args[w2_at],
+            args[-1] if self.bias2 else None,
+        )
+
+
+def _pair_cost(a: Any, *args: Any, node: KernelNode) -> float:
     """Both products' estimate, as MatMul's: NS_PER_FLOP per flop."""
-    w1, w2 = args[0], args[-1]
+    w1, _, w2, _ = _Form.of(node.attrs["fused_ops"]).operands(args)
     if not all(isinstance(x, np.ndarray) and x.ndim == 2 for x in (a, w1, w2)):
         return 0.0
     (m, k), hidden, n = a.shape, w1.shape[1], w2.shape[1]
@@ -64,8 +94,7 @@ def _pair_fast_for(
     messages (an operand they would refuse raises, and the kernel says why). In a step's cold
     caches each Python call costs about a microsecond, and mlp_b1's step takes this path:
     through ``_valid`` and ``_pair`` it ran ~4 us slower a run than the graph's four nodes."""
-    bias_at = 1 if b"BiasAdd" in node.attrs["fused_ops"] else 0
-    relu = b"Relu" in node.attrs["fused_ops"]
+    form = _Form.of(node.attrs["fused_ops"])
     product, add_bias_into, relu_into = (
         products.product,
         nn_kernels.add_bias_into,
@@ -73,18 +102,24 @@ def _pair_fast_for(
     )
 
     def fast(a: Array, *args: Array) -> Array:
-        w1, w2 = args[0], args[-1]
-        bias = args[bias_at] if bias_at else None
+        w1, b1, w2, b2 = form.operands(args)
         if a.ndim != 2 or w1.ndim != 2 or w2.ndim != 2:
             raise ValueError("not matrices")
         h = product(a, w1, any_layout=True)  # numpy refuses inner dimensions that differ
-        if bias is not None:
-            if bias.ndim != 1 or bias.shape[0] != h.shape[1]:
+        if b1 is not None:
+            if b1.ndim != 1 or b1.shape[0] != h.shape[1]:
                 raise ValueError("not a bias of the hidden units")
-            add_bias_into(h, bias, h)
-        if relu:
+            add_bias_into(h, b1, h)
+        if form.relu1:
             relu_into(h, h)
-        return product(h, w2, any_layout=_any_layout)
+        y = product(h, w2, any_layout=_any_layout)
+        if b2 is not None:
+            if b2.ndim != 1 or b2.shape[0] != y.shape[1]:
+                raise ValueError("not a bias of the outputs")
+            add_bias_into(y, b2, y)
+        if form.relu2:
+            relu_into(y, y)
+        return y
 
     return fast
 
@@ -96,57 +131,68 @@ def fused_matmul_pair(
     a: Array, *args: Array, node: KernelNode, data_format: bytes, _any_layout: bool = False
 ) -> Array:
     ops = node.attrs["fused_ops"]
-    w1, w2 = args[0], args[-1]
-    bias = args[1] if len(args) == 3 else None
-    if _valid(a, w1, bias, w2):
-        return _pair(a, w1, bias, b"Relu" in ops, w2, _any_layout)
+    form = _Form.of(ops)
+    w1, b1, w2, b2 = form.operands(args)
+    if _valid(a, w1, b1, w2, b2):
+        return _pair(a, w1, b1, w2, b2, form, _any_layout)
     # Operands the graph's ops refuse: those ops, one after another, each error naming its node.
-    h = _as_node(node, 0, mat_mul, a, w1, transpose_a=False, transpose_b=False)
-    if bias is not None:
-        h = _as_node(node, 1, nn_kernels.bias_add, h, bias, data_format=data_format)
-    return _as_node(
-        node,
-        len(ops),
-        mat_mul,
-        h,
-        w2,
-        transpose_a=False,
-        transpose_b=False,
-        _any_layout=_any_layout,
-    )  # (a Relu cannot fail)
+    x, operands = a, iter(args)
+    for i, op in enumerate(ops):
+        if op == b"MatMul":  # the first one's readers take any layout, as the layouts pass marks
+            first = i == 0
+            x = _as_node(node, i, mat_mul, x, next(operands), transpose_a=False,
+                         transpose_b=False, _any_layout=first or _any_layout)  # fmt: skip
+        elif op == b"BiasAdd":
+            x = _as_node(node, i, nn_kernels.bias_add, x, next(operands), data_format=data_format)
+        else:
+            x = nn_kernels.relu_into(x, x)  # Relu cannot fail
+    return x
 
 
-def _valid(a: Array, w1: Array, bias: Array | None, w2: Array) -> bool:
+def _valid(a: Array, w1: Array, b1: Array | None, w2: Array, b2: Array | None) -> bool:
     """Whether the graph's ops would take these operands: matrices whose inner dimensions
-    match, a bias of the hidden units."""
+    match, biases of the hidden units and of the outputs."""
     return (
         a.ndim == w1.ndim == w2.ndim == 2
         and a.shape[1] == w1.shape[0]
         and w2.shape[0] == w1.shape[1]
-        and (bias is None or (bias.ndim == 1 and bias.shape[0] == w1.shape[1]))
+        and (b1 is None or (b1.ndim == 1 and b1.shape[0] == w1.shape[1]))
+        and (b2 is None or (b2.ndim == 1 and b2.shape[0] == w2.shape[1]))
     )
 
 
 def _pair(
-    a: Array, w1: Array, bias: Array | None, relu: bool, w2: Array, any_layout: bool
+    a: Array,
+    w1: Array,
+    b1: Array | None,
+    w2: Array,
+    b2: Array | None,
+    form: _Form,
+    any_layout: bool,
 ) -> Array:
     """The pair of valid operands: by halves where that applies (the module docstring), else
     as the graph's ops would make it (a product big enough split as a MatMul's)."""
     (m, k), hidden, n = a.shape, w1.shape[1], w2.shape[1]
     if 2.0 * m * k * hidden < PARALLEL_MIN_FLOPS:  # unsplit, as the compiled steps call
-        h = products.product(a, w1, any_layout=True)  # MatMul inline (mlp_b1's)
+        h = products.product(a, w1, any_layout=True)  # MatMul inline
     else:
         columns = _halves_columns(a, w1)
         if columns is not None:
-            return _by_halves(a, columns, bias, relu, w2, any_layout)
+            return _by_halves(a, columns, b1, w2, b2, form, any_layout)
         h = matmul(a, w1, True)
-    if bias is not None:
-        nn_kernels.add_bias_into(h, bias, h)
-    if relu:
+    if b1 is not None:
+        nn_kernels.add_bias_into(h, b1, h)
+    if form.relu1:
         nn_kernels.relu_into(h, h)
     if 2.0 * m * hidden * n < PARALLEL_MIN_FLOPS:
-        return products.product(h, w2, any_layout=any_layout)
-    return matmul(h, w2, any_layout)
+        y = products.product(h, w2, any_layout=any_layout)
+    else:
+        y = matmul(h, w2, any_layout)
+    if b2 is not None:
+        nn_kernels.add_bias_into(y, b2, y)
+    if form.relu2:
+        nn_kernels.relu_into(y, y)
+    return y
 
 
 def _halves_columns(a: Array, w1: Array) -> Array | None:
@@ -160,7 +206,13 @@ def _halves_columns(a: Array, w1: Array) -> Array | None:
 
 
 def _by_halves(
-    a: Array, columns: Array, bias: Array | None, relu: bool, w2: Array, by_columns: bool
+    a: Array,
+    columns: Array,
+    b1: Array | None,
+    w2: Array,
+    b2: Array | None,
+    form: _Form,
+    by_columns: bool,
 ) -> Array:
     """The pair by halves of the hidden units (see the module docstring): laid out by columns
     when ``by_columns`` (every reader takes any layout), else by rows. On a pool of more than
@@ -184,9 +236,9 @@ def _by_halves(
             np.matmul(columns[lo + r0 : lo + r1], a.T, out=h[r0:r1])
 
         rows(hi - lo, m * k, first)
-        if bias is not None:
-            np.add(h, bias[lo:hi, None], out=h)
-        if relu:
+        if b1 is not None:
+            np.add(h, b1[lo:hi, None], out=h)
+        if form.relu1:
             nn_kernels.relu_into(h, h)
         p = partial[i] = np.empty((n, m) if by_columns else (m, n), np.float32)
 
@@ -201,6 +253,10 @@ def _by_halves(
     intra_op.parallel_for(2, half)
     total = partial[0]
     np.add(total, partial[1], out=total)
+    if b2 is not None:  # by columns, along the rows of the transpose (an F-ordered BiasAdd
+        np.add(total, b2[:, None] if by_columns else b2, out=total)  # took ~40 us cold)
+    if form.relu2:
+        nn_kernels.relu_into(total, total)
     return total.T if by_columns else total
 
 
@@ -219,7 +275,7 @@ def _rows(extent: int, row_macs: int, work: Callable[[int, int], None]) -> None:
 
 def _as_node(node: KernelNode, i: int, kernel: Callable[..., _T], *args: Any, **attrs: Any) -> _T:
     """``kernel(*args, **attrs)``, its error raised as the graph's own node ``i`` of the pair
-    (the first MatMul, its BiasAdd and/or Relu, then the second MatMul) raises it."""
+    (``fused_ops[i]``) raises it."""
     try:
         return kernel(*args, **attrs)
     except errors.OpError as e:
@@ -227,13 +283,16 @@ def _as_node(node: KernelNode, i: int, kernel: Callable[..., _T], *args: Any, **
 
 
 def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.OpError:
-    ops = [op.decode() for op in node.attrs["fused_ops"]] + ["MatMul"]
+    """``e`` as the graph's MatMul or BiasAdd ``i`` of the pair raises it: naming that node,
+    with its data inputs (the op before it, or the pair's input, and its own operand) and
+    attrs."""
+    ops = node.attrs["fused_ops"]
     names = [n.decode() for n in node.attrs["fused_names"]] + [node.name]
+    operand = sum(op in (b"MatMul", b"BiasAdd") for op in ops[:i])  # its index in ``args``
+    inputs = [node.inputs[0] if i == 0 else names[i - 1], node.inputs[1 + operand]]
     attrs: dict[str, Any] = {"T": node.attrs["T"]}
-    if ops[i] == "MatMul":
-        inputs = [node.inputs[0] if i == 0 else names[i - 1], node.inputs[1 if i == 0 else -1]]
+    if ops[i] == b"MatMul":
         attrs.update(transpose_a=False, transpose_b=False)
-    else:  # the BiasAdd
-        inputs = [names[i - 1], node.inputs[2]]
+    else:
         attrs["data_format"] = node.attrs["data_format"]
-    return graph_node_error(e, node, names[i], ops[i], inputs, attrs)
+    return graph_node_error(e, node, names[i], ops[i].decode(), inputs, attrs)

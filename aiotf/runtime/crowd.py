@@ -329,16 +329,22 @@ def _stacked_call(node: _Node, data: list[Any], flags: list[bool]) -> Any:
         if flags[1] or attrs.get("transpose_a") or a.ndim != 3 or a.shape[1] != 1 or b.ndim != 2:
             raise _Unstackable  # only a row by a matrix: as alone, one BLAS call a row
         return np.matmul(a, b.T if attrs.get("transpose_b") else b)
-    elif rule == _MATMUL_PAIR:  # the remapper's two products: a row through both, as alone
-        a, w1, *bias, w2 = data
-        if any(flags[1:]) or a.ndim != 3 or a.shape[1] != 1 or w1.ndim != 2 or w2.ndim != 2:
+    elif rule == _MATMUL_PAIR:  # the remapper's pair: a row through its ops, as alone
+        x, operands = data[0], iter(data[1:])
+        if any(flags[1:]) or x.ndim != 3 or x.shape[1] != 1:
             raise _Unstackable
-        h = np.matmul(a, w1)
-        if bias:
-            np.add(h, bias[0], out=h)
-        if b"Relu" in attrs["fused_ops"]:
-            np.maximum(h, h.dtype.type(0), out=h)
-        return np.matmul(h, w2)
+        for op in attrs["fused_ops"]:
+            if op == b"Relu":
+                np.maximum(x, x.dtype.type(0), out=x)
+                continue
+            operand = next(operands)
+            if op == b"MatMul" and operand.ndim == 2:
+                x = np.matmul(x, operand)
+            elif op == b"BiasAdd" and operand.shape == x.shape[-1:]:
+                np.add(x, operand, out=x)
+            else:
+                raise _Unstackable  # alone, the step fails
+        return x
     elif rule == _RESHAPE:  # a step's elements in their order, in its output's shape
         if any(flags[1:]):
             raise _Unstackable

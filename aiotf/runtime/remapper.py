@@ -22,20 +22,21 @@ names it. Only where the pool's device type has a ``_FusedMaxPool`` kernel (CPU;
 remaps on CPU alone).
 
 The other pattern, ``_FusedMatMulPair``: a MatMul whose product, through a BiasAdd and/or a
-Relu (either may be missing), is the left operand of a second MatMul, ``MatMul(Relu(BiasAdd(
-MatMul(a, w1), bias)), w2)``: two dense layers. Split over two threads layer by layer, each
-product waits for both threads' halves before the next can start (a helper's wake-up and a
-hand-off per product, and the bias and Relu between them on the whole product, cold); split by
-the hidden units instead, each thread makes its half of the first product, adds its half of
-the bias, takes its Relu, and multiplies that by its half of ``w2``'s rows, and the two partial
-products are summed: one wait for the pair (the kernel: ``kernels/fused_products.py``). The
+Relu (either may be missing), is the left operand of a second MatMul, and the BiasAdd and/or
+Relu after that one, ``Relu(BiasAdd(MatMul(Relu(BiasAdd(MatMul(a, w1), b1)), w2), b2))``: two
+dense layers. Split over two threads layer by layer, each product waits for both threads'
+halves before the next can start (a helper's wake-up and a hand-off per product, and the bias
+and Relu between them on the whole product, cold); split by the hidden units instead, each
+thread makes its half of the first product, adds its half of the bias, takes its Relu, and
+multiplies that by its half of ``w2``'s rows, and the two partial products are summed, then
+biased and rectified: one wait for the pair (the kernel: ``kernels/fused_products.py``). The
 second product's sum over the hidden units is then made in two halves added together, so its
 last bits may differ from the one product's (as TensorFlow's own fusions and oneDNN's blocking
 may); the halves are fixed by the shapes, never by the threads, so a run's answer does not
-change with the pool. The MatMuls float32 and neither transposed, the first one's product and
-what the BiasAdd and Relu make of it read by the next op alone and not asked for, no input a
-ref; the fused node takes the second MatMul's name. The pairs are taken from the graph's
-inputs on (an MLP's first two layers pair, the third stays a MatMul).
+change with the pool. The MatMuls float32 and neither transposed; every op but the last read
+by the next alone (no other data or control edge) and not asked for; the BiasAdds of one data
+format; no input a ref; the fused node takes the last op's name. The pairs are taken from the
+graph's inputs on (an MLP's first two layers pair, the third stays a MatMul).
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ def _fuse(graph: Graph, pool: Node, chain: list[Node]) -> None:
     graph.replace(fused)
 
 
-# The ops a pair's first product may pass through on its way to the second MatMul, in order.
+# The ops a pair's first product may pass through on its way to the second MatMul, in order,
+# and those that may follow the second MatMul in the pair.
 _BETWEEN = ("BiasAdd", "Relu")
 
 
@@ -138,13 +140,11 @@ def fuse_matmul_pairs(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
     """Fuse every MatMul pair of ``graph`` (see the module docstring); whether any was."""
     consumers = graph.consumers()
     changed = False
-    taken: set[str] = set()  # the fused pairs' second MatMuls: no first MatMul of another
     for first in graph.topological_order():
-        if first.op != "MatMul" or first.name in taken or not _plain_product(first):
-            continue
+        if first.op != "MatMul" or graph.get(first.name) is not first or not _plain_product(first):
+            continue  # (or fused into a pair already)
         chain = _pair_chain(graph, first, consumers, keep)
         if chain:
-            taken.add(chain[-1].name)
             _fuse_pair(graph, chain)
             consumers = graph.consumers()
             changed = True
@@ -165,27 +165,25 @@ def _plain_product(node: Node) -> bool:
 def _pair_chain(
     graph: Graph, first: Node, consumers: dict[str, list[Node]], keep: frozenset[str]
 ) -> list[Node]:
-    """``first``, the BiasAdd and/or Relu after it, and the MatMul that takes their product
-    as its left operand, if they may fuse (see the module docstring); else empty."""
+    """``first``, the BiasAdd and/or Relu after it, the MatMul that takes their product as its
+    left operand, and the BiasAdd and/or Relu after that, if they may fuse (see the module
+    docstring); else empty."""
     chain = [first]
-    ops = [*_BETWEEN, "MatMul"]
-    while True:
-        node = chain[-1]
-        readers = consumers[node.name]
-        if node.name in keep or len(readers) != 1:
-            return []
-        reader = readers[0]
-        if reader.op not in ops or reader.inputs[:1] != [(node.name, 0)]:
-            return []
-        if reader.op != "MatMul" and reader.inputs[1:2] == [(node.name, 0)]:
-            return []  # a BiasAdd of itself
-        if reader.assigned_device != first.assigned_device or reader.attrs["T"] != dtypes.float32:
+    ops = [*_BETWEEN, "MatMul"]  # up to the second MatMul ...
+    while len(chain) == 1 or chain[-1].op != "MatMul":
+        reader = _sole_reader(chain, consumers, keep)
+        if reader is None or reader.op not in ops:
             return []
         del ops[: ops.index(reader.op) + 1]  # each op once, in order
         chain.append(reader)
-        if reader.op == "MatMul":
-            break
     second = chain[-1]
+    ops = list(_BETWEEN)  # ... and on through its own BiasAdd and/or Relu
+    while ops:
+        reader = _sole_reader(chain, consumers, keep)
+        if reader is None or reader.op not in ops:
+            break
+        del ops[: ops.index(reader.op) + 1]
+        chain.append(reader)
     if not _plain_product(second) or any(
         graph[src].output_dtypes[k].is_ref_dtype for n in chain for src, k in n.inputs
     ):
@@ -193,30 +191,51 @@ def _pair_chain(
     return chain
 
 
+def _sole_reader(
+    chain: list[Node], consumers: dict[str, list[Node]], keep: frozenset[str]
+) -> Node | None:
+    """The node that may join ``chain`` after its last: the one reader of that node's output,
+    as its first input, on its device, of its dtype (a BiasAdd in the chain's data format);
+    None if that node is asked to run, is read by anything else, or there is no such reader."""
+    node = chain[-1]
+    readers = consumers[node.name]
+    if node.name in keep or len(readers) != 1:
+        return None
+    reader = readers[0]
+    formats = {n.attrs["data_format"] for n in chain if n.op == "BiasAdd"}
+    if (
+        reader.inputs[:1] != [(node.name, 0)]
+        or reader.assigned_device != node.assigned_device
+        or reader.attrs.get("T") != dtypes.float32
+        or (reader.op == "BiasAdd" and not formats <= {reader.attrs["data_format"]})
+    ):
+        return None
+    return reader
+
+
 def _fuse_pair(graph: Graph, chain: list[Node]) -> None:
-    *fused, second = chain
-    args = [fused[0].inputs[1], *(n.inputs[1] for n in fused if n.op == "BiasAdd")]
-    args.append(second.inputs[1])
+    *fused, last = chain
+    args = [n.inputs[1] for n in chain if n.op in ("MatMul", "BiasAdd")]
     op_def = op_def_registry.lookup("_FusedMatMulPair")
     attrs: dict[str, Any] = op_def.default_attrs()
     attrs.update(
-        T=second.attrs["T"],
+        T=chain[0].attrs["T"],
         num_args=len(args),
-        fused_ops=[n.op.encode() for n in fused],
+        fused_ops=[n.op.encode() for n in chain],
         fused_names=[n.name.encode() for n in fused],
     )
-    for n in fused:
+    for n in chain:
         if n.op == "BiasAdd":
             attrs["data_format"] = n.attrs["data_format"]
     controls = [c for n in chain for c in n.control_inputs]
     node = Node(
-        second.name,
+        last.name,
         op_def,
         attrs,
-        [fused[0].inputs[0], *args],
+        [chain[0].inputs[0], *args],
         list(dict.fromkeys(controls)),
-        second.requested_device,
-        second.assigned_device,
+        last.requested_device,
+        last.assigned_device,
     )
     for n in fused:
         graph.remove(n.name)

@@ -47,41 +47,70 @@ def dense(
     return last
 
 
-def mlp_graph(first: tuple[str, ...] = ("BiasAdd", "Relu")) -> Graph:
-    """x -> three dense layers (the first with ``first`` after its MatMul) -> Softmax 'out'."""
+def mlp_graph(
+    first: tuple[str, ...] = ("BiasAdd", "Relu"), second: tuple[str, ...] = ("BiasAdd", "Relu")
+) -> Graph:
+    """x -> three dense layers (the first two with ``first`` and ``second`` after their MatMul)
+    -> Softmax 'out'."""
     g = Graph()
     add(g, "x", "Placeholder", dtype=F32)
     h = dense(g, "l1", "x", first)
-    h = dense(g, "l2", h)
+    h = dense(g, "l2", h, second)
     h = dense(g, "l3", h, ("BiasAdd",))
     add(g, "out", "Softmax", [h], T=F32)
     return g
 
 
-def test_the_first_two_layers_pair_into_the_second_matmul_and_the_third_stays() -> None:
+FIRST_TWO = ["l1/mm", "l1/bias", "l1/relu", "l2/mm", "l2/bias", "l2/relu"]
+
+
+def test_the_first_two_layers_pair_into_the_second_relu_and_the_third_stays() -> None:
     g = mlp_graph()
     assert fuse_matmul_pairs(g, frozenset())
-    pair = g["l2/mm"]
+    pair = g["l2/relu"]
     assert pair.op == "_FusedMatMulPair"
-    assert pair.inputs == [("x", 0), ("l1/w", 0), ("l1/b", 0), ("l2/w", 0)]
-    assert pair.attrs["fused_ops"] == [b"MatMul", b"BiasAdd", b"Relu"]
-    assert pair.attrs["fused_names"] == [b"l1/mm", b"l1/bias", b"l1/relu"]
-    assert pair.attrs["num_args"] == 3 and pair.attrs["data_format"] == b"NHWC"
-    assert not {"l1/mm", "l1/bias", "l1/relu"} & {n.name for n in g}
+    assert pair.inputs == [("x", 0), ("l1/w", 0), ("l1/b", 0), ("l2/w", 0), ("l2/b", 0)]
+    assert pair.attrs["fused_ops"] == [b"MatMul", b"BiasAdd", b"Relu"] * 2
+    assert pair.attrs["fused_names"] == [name.encode() for name in FIRST_TWO[:-1]]
+    assert pair.attrs["num_args"] == 4 and pair.attrs["data_format"] == b"NHWC"
+    assert not set(FIRST_TWO[:-1]) & {n.name for n in g}
     assert g["l3/mm"].op == "MatMul"  # its left operand is the pair's: not a MatMul's
+    assert g["l3/mm"].inputs[0] == ("l2/relu", 0)
     assert not fuse_matmul_pairs(g, frozenset())  # nothing left to pair
 
 
 @pytest.mark.parametrize(
-    ("between", "args"),
-    [(("Relu",), 2), (("BiasAdd",), 3), ((), 2)],
-    ids=["relu alone", "bias alone", "nothing between"],
+    ("first", "second", "last", "args"),
+    [
+        (("Relu",), ("BiasAdd", "Relu"), "l2/relu", 3),
+        (("BiasAdd",), (), "l2/mm", 3),
+        ((), ("Relu",), "l2/relu", 2),
+        ((), ("BiasAdd",), "l2/bias", 3),
+    ],
+    ids=["relu between", "bias between, nothing after", "relu after", "bias after"],
 )
-def test_a_pair_with_less_between_fuses_too(between: tuple[str, ...], args: int) -> None:
-    g = mlp_graph(between)
+def test_a_pair_with_less_between_or_after_fuses_too(
+    first: tuple[str, ...], second: tuple[str, ...], last: str, args: int
+) -> None:
+    g = mlp_graph(first, second)
     assert fuse_matmul_pairs(g, frozenset())
-    assert g["l2/mm"].attrs["fused_ops"] == [b"MatMul", *(op.encode() for op in between)]
-    assert g["l2/mm"].attrs["num_args"] == args
+    ops = [b"MatMul", *(op.encode() for op in first), b"MatMul", *(op.encode() for op in second)]
+    assert g[last].attrs["fused_ops"] == ops
+    assert g[last].attrs["num_args"] == args
+
+
+@pytest.mark.parametrize(
+    ("keep", "last"),
+    [({"l2/mm"}, "l2/mm"), ({"l2/bias"}, "l2/bias"), ({"l2/relu"}, "l2/relu")],
+)
+def test_an_op_after_the_second_matmul_asked_to_run_ends_the_pair(
+    keep: set[str], last: str
+) -> None:
+    g = mlp_graph()
+    assert fuse_matmul_pairs(g, frozenset(keep))
+    assert g[last].op == "_FusedMatMulPair"
+    after = FIRST_TWO[FIRST_TWO.index(last) + 1 :]
+    assert all(g[name].op in ("BiasAdd", "Relu") for name in after)
 
 
 def test_control_inputs_of_the_pair_go_to_the_fused_node() -> None:
@@ -90,8 +119,9 @@ def test_control_inputs_of_the_pair_go_to_the_fused_node() -> None:
     add(g, "c2", "NoOp")
     g["l1/mm"].control_inputs = ["c2"]
     g["l1/relu"].control_inputs = ["c1", "c2"]
+    g["l2/bias"].control_inputs = ["c1"]
     assert fuse_matmul_pairs(g, frozenset())
-    assert g["l2/mm"].control_inputs == ["c2", "c1"]
+    assert g["l2/relu"].control_inputs == ["c2", "c1"]
 
 
 def read_twice(g: Graph) -> None:
@@ -162,17 +192,13 @@ def test_doubles_and_refs_stay_as_written() -> None:
 
 
 def test_the_fused_nodes_shape_is_the_second_product() -> None:
+    shapes = [[None, 784], [784, 512], [512], [512, 10], [10]]
     ctx = InferenceContext(
         "_FusedMatMulPair",
         "pair",
-        [
-            TensorShape([None, 784]),
-            TensorShape([784, 512]),
-            TensorShape([512]),
-            TensorShape([512, 10]),
-        ],  # fmt: skip
-        [F32] * 4,
-        {"data_format": b"NHWC"},
+        [TensorShape(shape) for shape in shapes],
+        [F32] * 5,
+        {"data_format": b"NHWC", "fused_ops": [b"MatMul", b"BiasAdd", b"Relu"] * 2},
     )
     assert common_shapes.fused_matmul_pair(ctx)[0].as_list() == [None, 10]
     ctx.input_shapes[2] = TensorShape([500])
@@ -183,18 +209,25 @@ def test_the_fused_nodes_shape_is_the_second_product() -> None:
 # -- the kernel ----------------------------------------------------------------------------------
 
 
-def pair_node(ops: tuple[bytes, ...] = (b"MatMul", b"BiasAdd", b"Relu")) -> KernelNode:
-    names = {b"MatMul": b"l1/mm", b"BiasAdd": b"l1/bias", b"Relu": b"l1/relu"}
+def pair_node(
+    first: tuple[bytes, ...] = (b"BiasAdd", b"Relu"), second: tuple[bytes, ...] = ()
+) -> KernelNode:
+    """A pair with ``first`` between its MatMuls and ``second`` after them, its inputs named as
+    ``mlp_graph``'s."""
+    names = {b"MatMul": "mm", b"BiasAdd": "bias", b"Relu": "relu"}
+    chain = [(b"MatMul", "l1/mm"), *((op, f"l1/{names[op]}") for op in first)]
+    chain += [(b"MatMul", "l2/mm"), *((op, f"l2/{names[op]}") for op in second)]
+    operands = {"l1/mm": "l1/w", "l1/bias": "l1/b", "l2/mm": "l2/w", "l2/bias": "l2/b"}
+    inputs = ("x", *(operands[name] for _, name in chain if name in operands))
     attrs = {
         "T": F32,
-        "num_args": 3 if b"BiasAdd" in ops else 2,
-        "fused_ops": list(ops),
-        "fused_names": [names[op] for op in ops],
+        "num_args": len(inputs) - 1,
+        "fused_ops": [op for op, _ in chain],
+        "fused_names": [name.encode() for _, name in chain[:-1]],
         "data_format": b"NHWC",
     }
-    inputs = ("x", "l1/w", "l1/b", "l2/w") if b"BiasAdd" in ops else ("x", "l1/w", "l2/w")
     return KernelNode(
-        "l2/mm", "_FusedMatMulPair", attrs, (F32,) * len(inputs), (F32,), CPU0, inputs
+        chain[-1][1], "_FusedMatMulPair", attrs, (F32,) * len(inputs), (F32,), CPU0, inputs
     )
 
 
@@ -379,22 +412,26 @@ def test_the_pair_is_costed_as_its_two_products() -> None:
         ("x", "l1/mm", "Matrix size-incompatible: In[0]: [64,700], In[1]: [784,512]"),
         ("b", "l1/bias", "Must provide as many biases as the last dimension of the input tensor"),
         ("w2", "l2/mm", "Matrix size-incompatible: In[0]: [64,512], In[1]: [500,300]"),
+        ("b2", "l2/bias", "Must provide as many biases as the last dimension of the input tensor"),
     ],
 )
 async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
     feed: str, node: str, words: str
 ) -> None:
     x, w1, b, w2 = operands(64, seed=4)
+    b2 = np.linspace(-1, 1, 300, dtype=np.float32)
     g = aiotf.Graph()
     with g.as_default():
-        xs = aiotf.placeholder(aiotf.float32, None, name="x")
-        bs = aiotf.placeholder(aiotf.float32, None, name="b")
-        w2s = aiotf.placeholder(aiotf.float32, None, name="w2")
-        h = aiotf.nn.relu(aiotf.nn.bias_add(aiotf.matmul(xs, w1, name="l1/mm"), bs, name="l1/bias"))
-        y = aiotf.matmul(h, w2s, name="l2/mm")
-    good = {xs: x, bs: b, w2s: w2}
-    bad = {**good, {"x": xs, "b": bs, "w2": w2s}[feed]: {"x": x[:, :700], "b": b[:500],
-                                                         "w2": w2[:500]}[feed]}  # fmt: skip
+        fed = {name: aiotf.placeholder(aiotf.float32, None, name=name) for name in OPERANDS}
+        h = aiotf.matmul(fed["x"], w1, name="l1/mm")
+        h = aiotf.nn.relu(aiotf.nn.bias_add(h, fed["b"], name="l1/bias"))
+        y = aiotf.matmul(h, fed["w2"], name="l2/mm")
+        y = aiotf.nn.relu(aiotf.nn.bias_add(y, fed["b2"], name="l2/bias"), name="l2/relu")
+    values = {"x": x, "b": b, "w2": w2, "b2": b2}
+    good = {fed[name]: values[name] for name in OPERANDS}
+    cut = {"x": x[:, :700], "b": b[:500], "w2": w2[:500], "b2": b2[:200]}[feed]
+    bad = {**good, fed[feed]: cut}
+    want = np.maximum(graph_order(x, w1, b, w2) + b2, np.float32(0))
     failures = []
     for level in (aiotf.OptimizerOptions.L1, aiotf.OptimizerOptions.L0):
         config = aiotf.ConfigProto()
@@ -403,13 +440,42 @@ async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
             with pytest.raises(errors.InvalidArgumentError) as info:
                 await sess.run(y, bad)
             failures.append(info.value)
-            np.testing.assert_allclose(
-                await sess.run(y, good), graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5
-            )
+            np.testing.assert_allclose(await sess.run(y, good), want, rtol=1e-5, atol=1e-5)
     fused, plain = failures
     assert words in fused.message and f"{{{{node {node}}}}}" in fused.message
     assert fused.node_def == plain.node_def  # the graph's node: its op, inputs and attrs
     assert str(fused) == str(plain)
+
+
+OPERANDS = ("x", "b", "w2", "b2")
+
+
+@pytest.mark.parametrize("any_layout", [False, True])
+def test_the_bias_and_relu_after_the_pair_are_the_graphs_on_its_sum(
+    any_layout: bool, transposed_products: None, halves: list[int]
+) -> None:
+    x, w1, b, w2 = operands(64, seed=8)
+    b2 = np.linspace(-2, 2, 300, dtype=np.float32)
+    b2[7] = np.nan  # a NaN bias: a NaN column, as BiasAdd and Relu make it
+    attrs = {"_any_layout": True} if any_layout else {}
+
+    def kernel(second: tuple[bytes, ...]) -> Any:
+        node = pair_node(second=second)
+        node = KernelNode(node.name, node.op, {**node.attrs, **attrs}, node.input_dtypes,
+                          node.output_dtypes, node.device, node.inputs)  # fmt: skip
+        return registry.create_kernel(node, "CPU")
+
+    with blas.single_threaded():
+        plain = kernel(()).compute(x, w1, b, w2)
+        got = kernel((b"BiasAdd", b"Relu")).compute(x, w1, b, w2, b2)
+        inline = kernel((b"BiasAdd", b"Relu")).fast(x[:2], w1, b, w2, b2)
+    assert len(halves) == 4  # both by halves
+    assert got.flags.f_contiguous == any_layout
+    np.testing.assert_array_equal(got, np.maximum(plain + b2, np.float32(0)))
+    assert np.isnan(got[:, 7]).all()
+    want_inline = nn_kernels.relu(nn_kernels.bias_add(graph_ops(x[:2], w1, b, w2), b2,
+                                                      data_format=b"NHWC"))  # fmt: skip
+    np.testing.assert_array_equal(inline, want_inline)
 
 
 async def test_a_session_runs_the_pair_fetches_what_it_asks_and_mlp_b1_rows_alike() -> None:
@@ -458,9 +524,9 @@ async def test_two_pairs_in_a_row_the_first_left_by_columns_for_the_second(
     options = aiotf.RunOptions(output_partition_graphs=True)
     async with aiotf.Session(graph=g) as sess:
         got = await sess.run(h, {xs: x}, options=options, run_metadata=metadata)
-    nodes = {n.name: n for p in metadata.partition_graphs for n in p.node}
-    assert nodes["mm1"].op == nodes["mm3"].op == "_FusedMatMulPair"
-    assert nodes["mm1"].attr["_any_layout"].b and "_any_layout" not in nodes["mm3"].attr
+    pairs = [n for p in metadata.partition_graphs for n in p.node if n.op == "_FusedMatMulPair"]
+    assert [n.attr["fused_names"].list.s[0] for n in pairs] == [b"mm0", b"mm2"]
+    assert pairs[0].attr["_any_layout"].b and "_any_layout" not in pairs[1].attr
     assert len(halves) == 4
     with blas.single_threaded():
         want = x

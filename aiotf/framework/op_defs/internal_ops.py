@@ -66,10 +66,10 @@ register_op(
 )
 
 # The remapper's other fusion (``runtime/remapper.py``): two MatMuls with a BiasAdd and/or Relu
-# between them, ``MatMul(Relu(BiasAdd(MatMul(a, w1), bias)), w2)``, computed by halves of the
-# hidden units. ``fused_ops`` lists the ops before the second MatMul in graph order (the first
-# MatMul, then BiasAdd and/or Relu), ``fused_names`` their nodes; ``args`` are ``w1``, the bias
-# if fused, then ``w2``; ``data_format`` is the BiasAdd's.
+# between them and maybe after them, ``Relu(BiasAdd(MatMul(Relu(BiasAdd(MatMul(a, w1), b1)), w2),
+# b2))``, computed by halves of the hidden units. ``fused_ops`` lists the graph's ops in order
+# (the last is the one whose name the node takes), ``fused_names`` the others' nodes; ``args``
+# are the MatMuls' and BiasAdds' second inputs in that order; ``data_format`` is the BiasAdds'.
 register_op(
     "_FusedMatMulPair",
     inputs=["a: T", "args: num_args * T"],
