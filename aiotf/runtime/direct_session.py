@@ -49,7 +49,7 @@ from aiotf.devices.threads import in_thread
 from aiotf.framework import errors
 from aiotf.kernels.context import StepContext
 from aiotf.kernels.registry import OpKernel
-from aiotf.runtime import loop_turns
+from aiotf.runtime import graph_optimizer, loop_turns
 from aiotf.runtime.executor import Executor
 from aiotf.runtime.function import FunctionLibraryRuntime, create_kernel
 from aiotf.runtime.graph import Graph, Node
@@ -96,7 +96,10 @@ class DirectSession:
         log = _log_placement if config is not None and config.log_device_placement else None
         self._state = GraphExecutionState(self.device_mgr, config, on_placed=log)
         self._functions = FunctionLibraryRuntime(
-            self._state.library, _optimizer_options(config), lambda: self._state.canonical
+            self._state.library,
+            _optimizer_options(config),
+            lambda: self._state.canonical,
+            graph_optimizer.remapping(config),
         )
         self._executors: dict[tuple[Any, ...], ExecutorsAndKeys] = {}
         self._kernels: dict[tuple[str, str], OpKernel] = {}

@@ -436,9 +436,11 @@ class FunctionLibraryRuntime:
         library: FunctionLibraryDefinition,
         optimizer_options: Any = None,
         canonical: Callable[[], bool] = lambda: False,
+        remapper: bool = True,
     ) -> None:
         self.library = library
         self._optimizer_options = optimizer_options
+        self._remapper = remapper  # the remapper's fusions on (graph_optimizer.remapping)
         self._canonical = canonical  # whether bodies take grappler's input order (the graph's)
         self._handles: dict[tuple[str, tuple[tuple[str, bytes], ...], str, bool], int] = {}
         self._items: list[_Item] = []
@@ -485,7 +487,9 @@ class FunctionLibraryRuntime:
         keep = frozenset(body.control_ret_nodes)
         graph_optimizer.remove_dead_nodes(body.graph, keep)  # TF's PruneFunctionBody
         graph_optimizer.optimize(
-            body.graph, graph_optimizer.enabled_passes(self._optimizer_options), keep
+            body.graph,
+            graph_optimizer.enabled_passes(self._optimizer_options, self._remapper),
+            keep,
         )
         executor = Executor(body.graph, device, lambda node: create_kernel(node, device))
         self._items.append(_Item(name, executor, body.arg_types, body.ret_types))

@@ -134,7 +134,9 @@ class GraphExecutionState:
         )
         graph_verifier.check_partitions(parts, "partitioning")
         run_grouping(Grouping.POST_PARTITIONING, self._pass_options(partition_graphs=parts))
-        rewrites = graph_optimizer.enabled_passes(self._optimizer_options)
+        rewrites = graph_optimizer.enabled_passes(
+            self._optimizer_options, graph_optimizer.remapping(self._config)
+        )
         keep = frozenset(targets)
         for part in parts.values():
             graph_optimizer.optimize(part, rewrites, keep)

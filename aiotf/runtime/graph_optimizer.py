@@ -12,7 +12,8 @@ TensorFlow's ``GraphOptimizer`` decides (see :func:`enabled_passes`):
 
 The order within a round is TensorFlow's: dead nodes, identities, folding, CSE. At L1 the
 remapper (``remapper.py``: a MaxPool of Relu and BiasAdd computed pool first, and two dense
-layers' MatMuls split by their hidden units; grappler's work in TensorFlow) comes next, and last the MatMuls whose readers take any layout are marked so
+layers' MatMuls split by their hidden units; grappler's work in TensorFlow, and like it off with
+``rewrite_options.remapping`` OFF) comes next, and last the MatMuls whose readers take any layout are marked so
 (``layouts.py``); L0 runs the graph's ops as written.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aiotf.proto import RewriterConfig
 from aiotf.runtime import graph_verifier
 from aiotf.runtime.constant_folding import CONTROL_FLOW_OPS, DEFAULT_MAX_BYTES, fold_constants
 from aiotf.runtime.constant_push_down import push_down_constants
@@ -105,8 +107,18 @@ def constant_folding(max_bytes: int = DEFAULT_MAX_BYTES) -> Rewrite:
     return rewrite
 
 
-def enabled_passes(optimizer_options: Any) -> list[Rewrite]:
-    """The rewrites ``optimizer_options`` turns on, in TensorFlow's order within a round."""
+def remapping(config: Any) -> bool:
+    """Whether a session ``config`` (a ConfigProto, or None) leaves the remapper on: unless its
+    ``rewrite_options.remapping`` is OFF, as for TensorFlow's grappler remapper, whose fusions
+    aiotf's stand for."""
+    if config is None or not config.HasField("graph_options"):
+        return True
+    return bool(config.graph_options.rewrite_options.remapping != RewriterConfig.OFF)
+
+
+def enabled_passes(optimizer_options: Any, remapper: bool = True) -> list[Rewrite]:
+    """The rewrites ``optimizer_options`` turns on, in TensorFlow's order within a round; the
+    remapper's fusions at L1 only where ``remapper`` (:func:`remapping`)."""
     opts = optimizer_options
     level = int(opts.opt_level) if opts is not None else 0
     fold = level >= 0 or bool(opts.do_constant_folding)
@@ -121,7 +133,8 @@ def enabled_passes(optimizer_options: Any) -> list[Rewrite]:
     if cse:
         passes.append(eliminate_common_subexpressions)
     if level >= 0:
-        passes += [fuse_pools, fuse_matmul_pairs, mark_any_layouts]
+        passes += [fuse_pools, fuse_matmul_pairs] if remapper else []
+        passes.append(mark_any_layouts)
     return passes
 
 

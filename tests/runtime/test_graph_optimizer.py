@@ -14,6 +14,7 @@ import aiotf
 from aiotf.framework import dtypes
 from aiotf.framework.op_def_registry import ArgDef, AttrDef, OpDef, lookup
 from aiotf.kernels import registry as kernel_registry
+from aiotf.proto import RewriterConfig
 from aiotf.runtime import graph_optimizer
 from aiotf.runtime.constant_folding import fold_constants
 from aiotf.runtime.constant_push_down import push_down_constants
@@ -529,6 +530,16 @@ DEAD, IDENTITY = "remove_dead_nodes", "remove_identity_nodes"
 POOLS = "fuse_pools"
 PAIRS = "fuse_matmul_pairs"
 LAYOUTS = "mark_any_layouts"
+
+
+def test_remapping_off_leaves_the_remappers_fusions_out() -> None:
+    assert names(enabled_passes(None, remapper=False)) == [FOLD, CSE, LAYOUTS]
+    config = aiotf.ConfigProto()
+    assert graph_optimizer.remapping(config) and graph_optimizer.remapping(None)
+    config.graph_options.rewrite_options.remapping = RewriterConfig.ON
+    assert graph_optimizer.remapping(config)
+    config.graph_options.rewrite_options.remapping = RewriterConfig.OFF
+    assert not graph_optimizer.remapping(config)
 
 
 @pytest.mark.parametrize(

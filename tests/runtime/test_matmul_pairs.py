@@ -22,6 +22,7 @@ from aiotf.framework.op_def_registry import InferenceContext
 from aiotf.framework.tensor_shape import TensorShape
 from aiotf.kernels import derived, math_kernels, nn_kernels, products, registry
 from aiotf.kernels.registry import KernelNode
+from aiotf.proto import RewriterConfig
 from aiotf.runtime.graph import Graph
 from aiotf.runtime.remapper import fuse_matmul_pairs
 from tests.runtime.test_remapper import CPU0, CPU1, TASK, add
@@ -537,3 +538,30 @@ async def test_two_pairs_in_a_row_the_first_left_by_columns_for_the_second(
             want = np.maximum(want, np.float32(0)) if i < 3 else want
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert got.flags.c_contiguous
+
+
+async def test_remapping_off_keeps_the_graphs_ops_and_their_bits() -> None:
+    """``rewrite_options.remapping`` OFF turns the remapper off, as it turns off TensorFlow's
+    grappler remapper: the MatMuls run as written, with L0's bits; the other rewrites stay."""
+    x, w1, b, w2 = operands(64, seed=9)
+    g = aiotf.Graph()
+    with g.as_default():
+        xs = aiotf.placeholder(aiotf.float32, [None, 784], name="x")
+        h = aiotf.nn.relu(aiotf.nn.bias_add(aiotf.matmul(xs, w1), b))
+        y = aiotf.matmul(h, w2, name="y") + aiotf.constant(1.0) * 2.0  # a constant to fold
+    got = {}
+    for name in ("default", "off", "L0"):
+        config = aiotf.ConfigProto()
+        if name == "off":
+            config.graph_options.rewrite_options.remapping = RewriterConfig.OFF
+        elif name == "L0":
+            config.graph_options.optimizer_options.opt_level = aiotf.OptimizerOptions.L0
+        metadata = aiotf.RunMetadata()
+        options = aiotf.RunOptions(output_partition_graphs=True)
+        async with aiotf.Session(graph=g, config=config) as sess:
+            got[name] = await sess.run(y, {xs: x}, options=options, run_metadata=metadata)
+        ops = [n.op for p in metadata.partition_graphs for n in p.node]
+        assert ("_FusedMatMulPair" in ops) == (name == "default")
+        assert ("Mul" in ops) == (name == "L0")  # folded at L1, remapping or not
+    np.testing.assert_array_equal(got["off"], got["L0"])
+    np.testing.assert_allclose(got["default"], got["L0"], rtol=1e-5, atol=1e-5)
