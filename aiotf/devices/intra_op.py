@@ -165,15 +165,17 @@ def split(
     work: Callable[[int, int], None],
     align: int = 1,
     step: int = 1,
+    least: int = 1,
 ) -> bool:
     """``work(lo, hi)`` over ranges covering ``range(extent)`` on this thread and idle pool
     threads: at most ``parts`` ranges (one per idle thread and this one), sized by
     :func:`lead_bounds` for ``units`` of work at ``rate``, every inner bound a multiple of
     ``step`` (whole row stacks or panels of a product), or else the nearest multiple of
-    ``align`` that leaves no range empty; each range's time goes into ``rate``. False, having
+    ``align``, no range narrower than ``align`` or ``least`` (:func:`_no_narrow_parts`); each
+    range's time goes into ``rate``. False, having
     run nothing, where that would be one range (outside a pool thread, no thread idle,
-    ``parts`` 1): the caller does the work whole, untimed (the rate is of ranges run while
-    other threads work).
+    ``parts`` 1, or ranges narrower than ``align``): the caller does the work whole, untimed
+    (the rate is of ranges run while other threads work).
 
     The split kernels (MatMul, AddN, a fused pool) mostly run two ranges, on a pool of two
     threads. Those run here, not through ``parallel_for``, with :class:`_Parts`'s guarantees:
@@ -194,7 +196,10 @@ def split(
     if step > 1:
         bounds = [min(extent, b * step) for b in lead_bounds(count, parts, seconds)]
     else:
-        bounds = lead_bounds(extent, parts, seconds, align)
+        bounds = _no_narrow_parts(lead_bounds(extent, parts, seconds, align), max(align, least))
+        parts = len(bounds) - 1
+        if parts <= 1:
+            return False
     clock = time.perf_counter
     if parts > 2:
 
@@ -248,6 +253,23 @@ def split(
     elif failed:
         raise failed[0]
     return True
+
+
+def _no_narrow_parts(bounds: list[int], least: int) -> list[int]:
+    """``bounds`` without the inner bounds that leave a range narrower than ``least`` (its
+    range joins its neighbour's). A product's part too narrow runs in another BLAS routine
+    than the whole product (numpy multiplies one row as a GEMV; OpenBLAS a product of at most
+    ``products.SMALL_GEMM_VOLUME`` multiply-adds by its small kernels), whose bits differ, so
+    the answer would change with the split: a lone row at the end of 17 did, from run to run on
+    a pool of four threads (``math_kernels.least_part``)."""
+    if least <= 1:
+        return bounds
+    kept = [bounds[0]]
+    for bound in bounds[1:-1]:
+        if bound - kept[-1] >= least and bounds[-1] - bound >= least:
+            kept.append(bound)
+    kept.append(bounds[-1])
+    return kept
 
 
 def lead_bounds(extent: int, parts: int, seconds: float, align: int = 1) -> list[int]:

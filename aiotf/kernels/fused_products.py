@@ -35,13 +35,14 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from aiotf.devices import intra_op
-from aiotf.framework import dtypes, errors
+from aiotf.framework import dtypes, errors, op_def_registry
 from aiotf.kernels import nn_kernels, products
 from aiotf.kernels.math_kernels import (
     PARALLEL_MIN_FLOPS,
     PART_ALIGN,
     PART_FLOPS,
     SPLIT_RATE,
+    least_part,
     mat_mul,
     matmul,
 )
@@ -271,8 +272,10 @@ def _rows(extent: int, row_macs: int, work: Callable[[int, int], None]) -> None:
     """``work`` over a product's ``extent`` output rows of ``row_macs`` multiply-adds each,
     split as a MatMul's (``math_kernels.matmul``) over the pool's idle threads, if any."""
     flops = 2.0 * extent * row_macs
-    parts = int(flops // PART_FLOPS)
-    if parts < 2 or not intra_op.split(extent, parts, SPLIT_RATE, flops, work, PART_ALIGN):
+    parts, least = int(flops // PART_FLOPS), least_part(row_macs)
+    if parts < 2 or not intra_op.split(
+        extent, parts, SPLIT_RATE, flops, work, PART_ALIGN, least=least
+    ):
         work(0, extent)
 
 
@@ -294,8 +297,8 @@ def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.
     operand = sum(op in (b"MatMul", b"BiasAdd") for op in ops[:i])  # its index in ``args``
     inputs = [node.inputs[0] if i == 0 else names[i - 1], node.inputs[1 + operand]]
     attrs: dict[str, Any] = {"T": node.attrs["T"]}
-    if ops[i] == b"MatMul":
-        attrs.update(transpose_a=False, transpose_b=False)
+    if ops[i] == b"MatMul":  # the defaults, as the remapper fuses only those (transposes, grads)
+        attrs.update(op_def_registry.lookup("MatMul").default_attrs())
     else:
         attrs["data_format"] = node.attrs["data_format"]
     return graph_node_error(e, node, names[i], ops[i].decode(), inputs, attrs)

@@ -203,7 +203,8 @@ def matmul(a: Array, b: Array, any_layout: bool = False) -> Array:
     (m, k), n = a.shape, b.shape[1]
     flops = 2.0 * m * k * n
     how = products.way(a, b, any_layout)
-    if flops < PARALLEL_MIN_FLOPS or a.dtype.kind not in "fc":
+    if flops < PARALLEL_MIN_FLOPS or a.dtype.kind not in "fc" or m == 1:
+        # (one row is a GEMV, whose sums come out otherwise for any part of its columns)
         return products.product(a, b, how)
     by_rows = how.columns is None and (how.rows > 0 or m >= 2 * n or m >= 256)
     extent = m if by_rows else n
@@ -221,11 +222,17 @@ def matmul(a: Array, b: Array, any_layout: bool = False) -> Array:
     # in whole blocks of PART_ALIGN rows or columns; or in whole row stacks or panels, so that
     # every row or column of the product is made by the same call as on one thread.
     parts = max(2, int(flops // PART_FLOPS))
-    if not intra_op.split(
-        extent, parts, SPLIT_RATE, flops, part, PART_ALIGN, how.rows or how.width or 1
-    ):
+    step, least = how.rows or how.width or 1, least_part(k * (n if by_rows else m))
+    if not intra_op.split(extent, parts, SPLIT_RATE, flops, part, PART_ALIGN, step, least):
         products.into(a, b, out, how)
     return out
+
+
+def least_part(unit_macs: int) -> int:
+    """The fewest rows (or columns) of a split product's part, each ``unit_macs`` multiply-adds:
+    more than OpenBLAS's small kernels take, and never one (a GEMV), so that the part runs in
+    the whole product's routine and its bits (``intra_op._no_narrow_parts``)."""
+    return max(2, products.SMALL_GEMM_VOLUME // max(unit_macs, 1) + 1)
 
 
 @register_kernel("ArgMax", types={"T": NUMERIC + (dtypes.bool,)}, cost=_arg_cost)

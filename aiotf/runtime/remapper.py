@@ -152,12 +152,12 @@ def fuse_matmul_pairs(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
 
 
 def _plain_product(node: Node) -> bool:
-    """A float32 MatMul of neither operand transposed, on a device with the fused kernel."""
+    """A float32 MatMul of neither operand transposed nor marked a gradient's (its attrs are
+    the defaults, which the pair's errors give it back), on a device with the fused kernel."""
     a = node.attrs
     return (
         a["T"] == dtypes.float32
-        and not a["transpose_a"]
-        and not a["transpose_b"]
+        and not (a["transpose_a"] or a["transpose_b"] or a.get("grad_a") or a.get("grad_b"))
         and _has_kernel(node, "_FusedMatMulPair")
     )
 

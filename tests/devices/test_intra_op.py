@@ -437,3 +437,41 @@ def test_split_in_more_ranges_covers_the_extent_in_whole_steps() -> None:
     # no gap or overlap
     assert all(a[1] == b[0] for a, b in zip(ranges[:-1], ranges[1:], strict=True))
     assert all(lo % 8 == 0 for lo, _ in ranges)  # whole steps: row stacks or panels
+
+
+def test_no_range_is_narrower_than_least_its_neighbour_takes_it() -> None:
+    narrow = intra_op._no_narrow_parts
+    assert narrow([0, 16, 17], 16) == [0, 17]  # a lone last row: one range
+    assert narrow([0, 16, 32, 40], 16) == [0, 16, 40]
+    assert narrow([0, 8, 32, 48], 16) == [0, 32, 48]
+    assert narrow([0, 16, 32, 48], 16) == [0, 16, 32, 48]
+    assert narrow([0, 1, 2, 3], 1) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("extent", "align", "least", "splits"),
+    [(17, 16, 1, False), (40, 16, 1, True), (40, 16, 24, False), (100, 1, 60, False)],
+)
+def test_split_makes_no_range_narrower_than_align_or_least(
+    extent: int, align: int, least: int, splits: bool
+) -> None:
+    """(found by review: a product of 17 rows split at 16 made its last row as a GEMV, other
+    bits than the whole product's, run to run on a pool of four threads)"""
+    load = intra_op.PoolLoad(4)
+    ran: list[tuple[int, int]] = []
+
+    def eager(fn: Callable[[], None]) -> bool:
+        fn()
+        return True
+
+    def kernel() -> bool:
+        rate = intra_op.Rate(1e-9)
+        return intra_op.split(extent, 4, rate, 1e6, lambda lo, hi: ran.append((lo, hi)), align,
+                              least=least)  # fmt: skip
+
+    assert _in_a_pool_thread(load, kernel, eager) == splits
+    if splits:
+        assert sorted(ran)[0][0] == 0 and max(hi for _, hi in ran) == extent
+        assert all(hi - lo >= max(align, least) for lo, hi in ran)
+    else:
+        assert ran == []  # the caller does the work whole

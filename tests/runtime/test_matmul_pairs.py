@@ -137,6 +137,10 @@ def transposed(g: Graph) -> None:
     g["l2/mm"].attrs["transpose_b"] = True
 
 
+def a_gradients(g: Graph) -> None:
+    g["l1/mm"].attrs["grad_a"] = True  # its errors would lose the mark
+
+
 def right_operand(g: Graph) -> None:
     g["l2/mm"].inputs = [("l2/w", 0), ("l1/relu", 0)]
 
@@ -157,6 +161,7 @@ def unchanged(g: Graph) -> None:
         (control_edge_out, frozenset()),
         (unchanged, frozenset({"l1/mm"})),
         (transposed, frozenset()),
+        (a_gradients, frozenset()),
         (right_operand, frozenset()),
         (elsewhere, frozenset()),
     ],
@@ -165,6 +170,7 @@ def unchanged(g: Graph) -> None:
         "a control edge out of relu",
         "the first product asked to run",
         "a transposed operand",
+        "a gradient's",
         "the right operand",
         "on another device",
     ],
@@ -313,12 +319,16 @@ def test_by_halves_on_both_threads_the_graphs_values_and_the_same_bits_on_one(
 ) -> None:
     x, w1, b, w2 = operands(64)
     kernel = registry.create_kernel(pair_node(), "CPU")
-    both = in_pool(pool_device, lambda: kernel.compute(x, w1, b, w2))
-    assert len(halves) == 2 and len(set(halves)) == 2  # one half a thread
     with blas.single_threaded():  # as in the pool (OpenBLAS's own threads add up otherwise)
         alone = kernel.compute(x, w1, b, w2)  # outside the pool: both halves on this thread
-    assert len(halves) == 4 and len(set(halves[2:])) == 1
-    np.testing.assert_array_equal(both, alone)
+    assert len(halves) == 2 and len(set(halves)) == 1
+    for _ in range(20):  # until the helper is up in time for its half (found by review: the
+        halves.clear()  # first run's may not be, and then the caller runs both)
+        both = in_pool(pool_device, lambda: kernel.compute(x, w1, b, w2))
+        np.testing.assert_array_equal(both, alone)
+        if len(set(halves)) == 2:
+            break
+    assert len(halves) == 2 and len(set(halves)) == 2  # one half a thread
     assert both.flags.c_contiguous  # not marked _any_layout: by rows
     np.testing.assert_allclose(both, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(both, graph_ops(x, w1, b, w2), rtol=1e-5, atol=1e-5)
@@ -333,11 +343,11 @@ def test_on_a_pool_of_four_the_halves_split_further_with_the_same_bits(
     pool_of_four: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    threads: list[int] = []  # the threads of the products of halves and of their parts
+    calls: list[int] = []  # the products of halves and of their parts (each half makes two)
     matmul = np.matmul
 
     def noted(*args: Any, **kwargs: Any) -> Any:
-        threads.append(threading.get_ident())
+        calls.append(threading.get_ident())
         return matmul(*args, **kwargs)
 
     x, w1, b, w2 = operands(64, seed=7)
@@ -347,15 +357,15 @@ def test_on_a_pool_of_four_the_halves_split_further_with_the_same_bits(
                           node.input_dtypes, node.output_dtypes, node.device, node.inputs)  # fmt: skip
     kernel = registry.create_kernel(node, "CPU")
     on_two = in_pool(pool_device, lambda: kernel.compute(x, w1, b, w2))
-    monkeypatch.setattr(np, "matmul", noted)
-    for _ in range(20):  # until the pool's threads are all up and in time for their parts
-        threads.clear()
+    for _ in range(5):
+        calls.clear()
+        monkeypatch.setattr(np, "matmul", noted)
         on_four = in_pool(pool_of_four, lambda: kernel.compute(x, w1, b, w2))
+        monkeypatch.setattr(np, "matmul", matmul)
         np.testing.assert_array_equal(on_four, on_two)
-        if len(set(threads)) > 2:
-            break
-    monkeypatch.setattr(np, "matmul", matmul)
-    assert len(set(threads)) > 2  # the halves' products in parts too
+        # The halves' products in parts too, whichever threads take them (a late helper's
+        # part the caller runs itself: found by review, counting threads failed now and then).
+        assert len(calls) > 4
 
 
 def test_by_columns_where_every_reader_takes_any_layout(
@@ -425,7 +435,10 @@ async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
     b2 = np.linspace(-1, 1, 300, dtype=np.float32)
     g = aiotf.Graph()
     with g.as_default():
-        fed = {name: aiotf.placeholder(aiotf.float32, None, name=name) for name in OPERANDS}
+        fed = {  # (of unknown rank, aiotf.matmul would make a BatchMatMulV2: no pair)
+            name: aiotf.placeholder(aiotf.float32, [None] * rank, name=name)
+            for name, rank in OPERANDS.items()
+        }
         h = aiotf.matmul(fed["x"], w1, name="l1/mm")
         h = aiotf.nn.relu(aiotf.nn.bias_add(h, fed["b"], name="l1/bias"))
         y = aiotf.matmul(h, fed["w2"], name="l2/mm")
@@ -439,18 +452,25 @@ async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
     for level in (aiotf.OptimizerOptions.L1, aiotf.OptimizerOptions.L0):
         config = aiotf.ConfigProto()
         config.graph_options.optimizer_options.opt_level = level
+        metadata = aiotf.RunMetadata()
+        options = aiotf.RunOptions(output_partition_graphs=True)
         async with aiotf.Session(graph=g, config=config) as sess:
             with pytest.raises(errors.InvalidArgumentError) as info:
                 await sess.run(y, bad)
             failures.append(info.value)
-            np.testing.assert_allclose(await sess.run(y, good), want, rtol=1e-5, atol=1e-5)
+            got = await sess.run(y, good, options=options, run_metadata=metadata)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        ops = {n.name: n.op for p in metadata.partition_graphs for n in p.node}
+        assert ops["l2/relu"] == (
+            "_FusedMatMulPair" if level == aiotf.OptimizerOptions.L1 else "Relu"
+        )
     fused, plain = failures
     assert words in fused.message and f"{{{{node {node}}}}}" in fused.message
     assert fused.node_def == plain.node_def  # the graph's node: its op, inputs and attrs
     assert str(fused) == str(plain)
 
 
-OPERANDS = ("x", "b", "w2", "b2")
+OPERANDS = {"x": 2, "b": 1, "w2": 2, "b2": 1}  # the fed operands and their ranks
 
 
 @pytest.mark.parametrize("any_layout", [False, True])
@@ -565,3 +585,21 @@ async def test_remapping_off_keeps_the_graphs_ops_and_their_bits() -> None:
         assert ("Mul" in ops) == (name == "L0")  # folded at L1, remapping or not
     np.testing.assert_array_equal(got["off"], got["L0"])
     np.testing.assert_allclose(got["default"], got["L0"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 2048, 3000), (17, 60000, 8)])
+def test_a_split_product_of_one_or_seventeen_rows_keeps_the_whole_products_bits(
+    m: int, k: int, n: int, pool_of_four: Any
+) -> None:
+    """(found by review: on a pool of four, a product of 17 rows split at 16 made its last row
+    as a GEMV, and one row's columns split made its sums in other blocks: other bits from run
+    to run)"""
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = (rng.standard_normal((k, n)) / 45).astype(np.float32)
+    derived.freeze(b)
+    with blas.single_threaded():
+        whole = products.product(a, b)
+    for _ in range(10):
+        got = in_pool(pool_of_four, lambda: math_kernels.matmul(a, b))
+        np.testing.assert_array_equal(got, whole)
