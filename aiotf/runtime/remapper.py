@@ -116,19 +116,29 @@ def _fuse(graph: Graph, pool: Node, chain: list[Node]) -> None:
         attrs.update(  # the rest are the pool's too
             {f"conv_{key}": v for key, v in conv.attrs.items() if key not in ("T", "data_format")}
         )
-    controls = [c for n in (*chain, pool) for c in n.control_inputs]
-    fused = Node(
-        pool.name,
-        op_def_registry.lookup("_FusedMaxPool"),
+    _replace(graph, [*chain, pool], "_FusedMaxPool", attrs, args)
+
+
+def _replace(
+    graph: Graph, chain: list[Node], op: str, attrs: dict[str, Any], args: list[tuple[str, int]]
+) -> None:
+    """Put a node of ``op`` in place of ``chain``'s last node (its name and devices), taking
+    the first node's data input, then ``args``, and every control input of the chain; the other
+    nodes of the chain go."""
+    *fused, last = chain
+    controls = [c for n in chain for c in n.control_inputs]
+    node = Node(
+        last.name,
+        op_def_registry.lookup(op),
         attrs,
         [chain[0].inputs[0], *args],
         list(dict.fromkeys(controls)),
-        pool.requested_device,
-        pool.assigned_device,
+        last.requested_device,
+        last.assigned_device,
     )
-    for node in chain:
-        graph.remove(node.name)
-    graph.replace(fused)
+    for n in fused:
+        graph.remove(n.name)
+    graph.replace(node)
 
 
 # The ops a pair's first product may pass through on its way to the second MatMul, in order,
@@ -214,29 +224,15 @@ def _sole_reader(
 
 
 def _fuse_pair(graph: Graph, chain: list[Node]) -> None:
-    *fused, last = chain
     args = [n.inputs[1] for n in chain if n.op in ("MatMul", "BiasAdd")]
-    op_def = op_def_registry.lookup("_FusedMatMulPair")
-    attrs: dict[str, Any] = op_def.default_attrs()
+    attrs: dict[str, Any] = op_def_registry.lookup("_FusedMatMulPair").default_attrs()
     attrs.update(
         T=chain[0].attrs["T"],
         num_args=len(args),
         fused_ops=[n.op.encode() for n in chain],
-        fused_names=[n.name.encode() for n in fused],
+        fused_names=[n.name.encode() for n in chain[:-1]],
     )
     for n in chain:
         if n.op == "BiasAdd":
             attrs["data_format"] = n.attrs["data_format"]
-    controls = [c for n in chain for c in n.control_inputs]
-    node = Node(
-        last.name,
-        op_def,
-        attrs,
-        [chain[0].inputs[0], *args],
-        list(dict.fromkeys(controls)),
-        last.requested_device,
-        last.assigned_device,
-    )
-    for n in fused:
-        graph.remove(n.name)
-    graph.replace(node)
+    _replace(graph, chain, "_FusedMatMulPair", attrs, args)
