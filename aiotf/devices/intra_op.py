@@ -172,10 +172,9 @@ def split(
     :func:`lead_bounds` for ``units`` of work at ``rate``, every inner bound a multiple of
     ``step`` (whole row stacks or panels of a product), or else the nearest multiple of
     ``align``, no range narrower than ``align`` or ``least`` (:func:`_no_narrow_parts`); each
-    range's time goes into ``rate``. False, having
-    run nothing, where that would be one range (outside a pool thread, no thread idle,
-    ``parts`` 1, or ranges narrower than ``align``): the caller does the work whole, untimed
-    (the rate is of ranges run while other threads work).
+    range's time goes into ``rate``. False, having run nothing, where that would be one range
+    (outside a pool thread, no thread idle, ``parts`` 1, or ranges that narrow): the caller does
+    the work whole, untimed (the rate is of ranges run while other threads work).
 
     The split kernels (MatMul, AddN, a fused pool) mostly run two ranges, on a pool of two
     threads. Those run here, not through ``parallel_for``, with :class:`_Parts`'s guarantees:

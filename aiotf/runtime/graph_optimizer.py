@@ -13,8 +13,8 @@ TensorFlow's ``GraphOptimizer`` decides (see :func:`enabled_passes`):
 The order within a round is TensorFlow's: dead nodes, identities, folding, CSE. At L1 the
 remapper (``remapper.py``: a MaxPool of Relu and BiasAdd computed pool first, and two dense
 layers' MatMuls split by their hidden units; grappler's work in TensorFlow, and like it off with
-``rewrite_options.remapping`` OFF) comes next, and last the MatMuls whose readers take any layout are marked so
-(``layouts.py``); L0 runs the graph's ops as written.
+``rewrite_options.remapping`` OFF) comes next, and last the MatMuls whose readers take any
+layout are marked so (``layouts.py``); L0 runs the graph's ops as written.
 """
 
 from __future__ import annotations
