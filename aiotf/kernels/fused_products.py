@@ -175,23 +175,18 @@ def _pair(
     any_layout: bool,
 ) -> Array:
     """The pair of valid operands: by halves where that applies (the module docstring), else
-    as the graph's ops would make it (a product big enough split as a MatMul's)."""
-    (m, k), hidden, n = a.shape, w1.shape[1], w2.shape[1]
-    if 2.0 * m * k * hidden < PARALLEL_MIN_FLOPS:  # unsplit, as the compiled steps call
-        h = products.product(a, w1, any_layout=True)  # MatMul inline
-    else:
+    as the graph's ops would make it (each product as a MatMul's, split when big enough)."""
+    (m, k), hidden = a.shape, w1.shape[1]
+    if 2.0 * m * k * hidden >= PARALLEL_MIN_FLOPS:
         columns = _halves_columns(a, w1)
         if columns is not None:
             return _by_halves(a, columns, b1, w2, b2, form, any_layout)
-        h = matmul(a, w1, True)
+    h = matmul(a, w1, True)
     if b1 is not None:
         nn_kernels.add_bias_into(h, b1, h)
     if form.relu1:
         nn_kernels.relu_into(h, h)
-    if 2.0 * m * hidden * n < PARALLEL_MIN_FLOPS:
-        y = products.product(h, w2, any_layout=any_layout)
-    else:
-        y = matmul(h, w2, any_layout)
+    y = matmul(h, w2, any_layout)
     if b2 is not None:
         nn_kernels.add_bias_into(y, b2, y)
     if form.relu2:
