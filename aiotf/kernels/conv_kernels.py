@@ -316,10 +316,11 @@ def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) ->
 
 
 # A block of Winograd tiles: its input tiles, their two transforms and the products, by this
-# estimate (tile_bytes below counts more than the buffers a block keeps). On one thread 1-2 MiB
-# was fastest; with both pool threads running blocks, whose numpy calls wait on each other for
-# the GIL, 3 MiB was: fewer blocks, fewer hand-offs (tenth session: cnn 3.7-6% a step; 3x3
-# layers of 64 channels 5-13% faster, of 128-256 within 2.5%; 4.5 and 6 MiB slower). But at
+# estimate (tile_bytes below counts more than the buffers a block keeps). On one thread blocks
+# of 1.5 and 3 MiB run alike (the cnn's second convolution by two or three images; four, past
+# the L2 cache, are slower); with both pool threads running blocks, whose numpy calls wait on
+# each other for the GIL, fewer blocks are faster (tenth session: cnn 3.7-6% a step; 3x3 layers
+# of 64 channels 5-13%, of 128-256 within 2.5%; 4.5 and 6 MiB slower than 3). But at
 # least BLOCK_TILES tiles, the rows of each block's matmuls, which read the whole transformed
 # filter (wide layers: 512 channels in and out make it 36 MiB).
 TILES_BLOCK_BYTES = 3 << 20
