@@ -8,12 +8,14 @@ released while a thread still reads it.
 The pool is the device's only source of parallelism: its threads run independent kernels side
 by side, and a kernel may split its own work across the pool's idle threads
 (:mod:`aiotf.devices.intra_op`). BLAS does not fan out a second time: while a pool job runs,
-OpenBLAS uses one thread (:mod:`aiotf.devices.blas`).
+OpenBLAS uses one thread (:mod:`aiotf.devices.blas`). A pool of one thread per CPU binds each
+thread to its own CPU (:func:`pool_cpus`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import secrets
 import threading
 from collections.abc import Callable
@@ -72,6 +74,7 @@ class Device:
                     f"aiotf-{self.name.rsplit('/', 1)[-1]}",
                     initializer=_start_worker,
                     initargs=(self._help, self._load),
+                    cpus=pool_cpus(self._num_threads),
                 )
             return self._pool
 
@@ -121,6 +124,27 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+PIN_ENV = "AIOTF_PIN_POOL_THREADS"
+
+
+def pool_cpus(threads: int) -> list[int] | None:
+    """The CPUs a pool of ``threads`` threads binds them to, one each: every CPU this process
+    may run on, where the pool has a thread for each (as by default: ``cpu.py``). None for any
+    other pool, where the platform cannot bind threads, or with ``$AIOTF_PIN_POOL_THREADS`` 0.
+
+    Unbound, the scheduler wakes a pool thread where the thread that woke it runs, and after an
+    idle spell it left both pool threads on one vCPU for the next ~50 ms: a plain script's two
+    threads, multiplying side by side, ran as if one after the other; the cnn's first six steps
+    after 0.25 s idle took 7.7-8.3 ms against 5.1-5.6 once balanced, and 4.7-5.3 bound
+    (``docs/performance-log.md``, eleventh session). A bound thread cannot leave a CPU that
+    another process keeps busy; a split kernel's parts follow each thread's pace, and a helper
+    that has not started leaves its part to the caller (``intra_op``)."""
+    if os.environ.get(PIN_ENV, "1").strip() == "0" or not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus if len(cpus) == threads > 1 else None
 
 
 def _start_worker(submit: intra_op.Submit, load: intra_op.PoolLoad) -> None:

@@ -12,13 +12,16 @@ Jobs must not raise: each is wrapped by its submitter (``Device._submit``) or ca
 failures (``_Handoff.run``, ``_Parts.help``). One that does is reported through
 ``threading.excepthook`` and the thread carries on.
 
-The threads start with the pool, each first calling ``initializer(*initargs)``; they are daemon
-threads, so a pool nobody closed does not keep the interpreter from exiting. :meth:`shutdown`
+The threads start with the pool, each first calling ``initializer(*initargs)``; given ``cpus``,
+thread ``i`` first binds itself to CPU ``cpus[i]`` (see ``Device``'s ``pool_cpus`` for why); they
+are daemon threads, so a pool nobody closed does not keep the interpreter from exiting. :meth:`shutdown`
 stops queueing, lets the threads finish every job already queued, and joins them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
 import sys
 import threading
@@ -39,13 +42,17 @@ class WorkerPool:
         name: str,
         initializer: Callable[..., Any] | None = None,
         initargs: tuple[Any, ...] = (),
+        cpus: list[int] | None = None,
     ) -> None:
         self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._lock = threading.Lock()  # orders submit's closed check against shutdown
         self._closed = False
         self._threads = [
             threading.Thread(
-                target=self._work, args=(initializer, initargs), name=f"{name}_{i}", daemon=True
+                target=self._work,
+                args=(None if cpus is None else cpus[i % len(cpus)], initializer, initargs),
+                name=f"{name}_{i}",
+                daemon=True,
             )
             for i in range(threads)
         ]
@@ -75,7 +82,12 @@ class WorkerPool:
             if thread is not me:
                 thread.join()
 
-    def _work(self, initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]) -> None:
+    def _work(
+        self, cpu: int | None, initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]
+    ) -> None:
+        if cpu is not None:
+            with contextlib.suppress(OSError):  # gone from the process's CPUs since: run anywhere
+                os.sched_setaffinity(0, {cpu})
         if initializer is not None:
             initializer(*initargs)
         get = self._queue.get

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -275,3 +276,46 @@ def test_no_cpu_devices_is_not_found() -> None:
         errors.NotFoundError, match="^No CPU devices are available in this process$"
     ):
         add_devices(aiotf.ConfigProto(device_count={"CPU": 0}), TASK)
+
+
+def test_pool_cpus_one_each_only_for_a_pool_of_a_thread_a_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(device_module.os, "sched_getaffinity", lambda pid: {3, 1, 2, 0})
+    monkeypatch.delenv(device_module.PIN_ENV, raising=False)
+    assert device_module.pool_cpus(4) == [0, 1, 2, 3]
+    assert device_module.pool_cpus(2) is None  # fewer threads than CPUs: left to the scheduler
+    assert device_module.pool_cpus(8) is None
+    monkeypatch.setenv(device_module.PIN_ENV, "0")
+    assert device_module.pool_cpus(4) is None
+    monkeypatch.setattr(device_module.os, "sched_getaffinity", lambda pid: {5})
+    monkeypatch.delenv(device_module.PIN_ENV)
+    assert device_module.pool_cpus(1) is None  # one thread on one CPU: nothing to balance
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="binding needs two CPUs the platform lets a thread bind to",
+)
+def test_a_default_pool_runs_each_thread_on_a_cpu_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(device_module.PIN_ENV, raising=False)
+    allowed = os.sched_getaffinity(0)
+    device = CPUDevice("/job:localhost/replica:0/task:0/device:CPU:0", 1 << 20, len(allowed))
+    barrier = threading.Barrier(len(allowed) + 1, timeout=30)
+    bound: list[set[int]] = []
+
+    def job() -> None:
+        bound.append(os.sched_getaffinity(0))
+        barrier.wait()  # each thread holds one job, so every thread reports
+
+    try:
+        pool = device._get_pool()
+        for _ in allowed:
+            pool.submit(job)
+        barrier.wait()
+    finally:
+        device.close()
+    assert sorted(min(cpus) for cpus in bound) == sorted(allowed)
+    assert all(len(cpus) == 1 for cpus in bound)

@@ -1,8 +1,9 @@
 """The device's pool threads: jobs run in order, shutdown drains the queue, a broken job is
-reported and the thread carries on."""
+reported and the thread carries on, threads given CPUs bind to them."""
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -82,3 +83,36 @@ def test_a_job_that_raises_is_reported_and_the_thread_carries_on(
         pool.shutdown()
     (args,) = reported
     assert args.exc_type is KeyError and args.thread.name == "w_0"
+
+
+_binds = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity"), reason="the platform cannot bind threads to CPUs"
+)
+
+
+@_binds
+def test_threads_bind_to_their_cpus_before_the_initializer() -> None:
+    cpu = min(os.sched_getaffinity(0))
+    bound: dict[str, set[int]] = {}
+
+    def record() -> None:
+        bound[threading.current_thread().name] = os.sched_getaffinity(0)
+
+    pool = WorkerPool(2, "w", initializer=record, cpus=[cpu, cpu])
+    pool.shutdown()
+    assert bound == {"w_0": {cpu}, "w_1": {cpu}}
+
+
+@_binds
+def test_a_cpu_it_cannot_bind_to_leaves_the_thread_unbound() -> None:
+    allowed = os.sched_getaffinity(0)
+    bound: list[set[int]] = []
+    done = threading.Event()
+    pool = WorkerPool(1, "w", cpus=[max(allowed) + 4096])  # no such CPU: EINVAL
+    try:
+        pool.submit(lambda: bound.append(os.sched_getaffinity(0)))
+        pool.submit(done.set)
+        assert done.wait(STALL_S)
+    finally:
+        pool.shutdown()
+    assert bound == [allowed]
