@@ -36,7 +36,9 @@ narrower products slower (24x784x128 1.06x, 8x128x512 1.5x). Copied back, which 
 an element, it pays only by a deep weight (``k`` at least 2048 and ``n``, ``n`` at least 768),
 up to 128 rows: 32x3136x1024 2.3-3.0 ms against 3.7-4.0 (panels: 3.4-3.9), 64x4096x1024 7.1
 against 8.5, 128x3136x1024 10.1 against 10.7, 17x8192x1000 6.1 against 6.8; 64x784x512 the
-same. Measured only where OpenBLAS has the small kernels, and gated with them.
+same. Measured only where OpenBLAS has the small kernels, and gated with them. On an AMD EPYC
+the panels beat it by a deep weight up to 32 rows (``deep_panel_max_rows``): 32x3136x1024 2.1
+against 2.4 ms; 48 rows not (48x2048x1024 2.8 against 2.2).
 
 Measured on one core (AMD EPYC, AVX-512), numpy's one product against the stacked one: panels,
 over a grid of 85 shapes (m 2-256 rows, k 32-8192, n 64-4096), 1.2-6x faster for 2-16 rows
@@ -154,10 +156,15 @@ def _way(a: Array, b: Array, m: int, k: int, n: int, any_layout: bool) -> Way:
     # Transposed, ``a.T`` must lie as BLAS takes it, by rows or by columns (numpy's own loop
     # would multiply any other layout).
     transposable = TRANSPOSED_ROWS[0] <= m <= TRANSPOSED_ROWS[1] and (_by_rows(a) or _by_rows(a.T))
-    if transposable and TRANSPOSED_MIN_COLUMNS <= n <= k and k >= TRANSPOSED_MIN_DEPTH:
+    width = _panel_width(a, m, k, n)
+    if (
+        transposable
+        and TRANSPOSED_MIN_COLUMNS <= n <= k
+        and k >= TRANSPOSED_MIN_DEPTH
+        and not (width and m <= deep_panel_max_rows())
+    ):
         columns = columns_of(b)
         return WHOLE if columns is None else Way(columns=columns, by_columns=any_layout)
-    width = _panel_width(a, m, k, n)
     if width:
         columns = columns_of(b)
         return WHOLE if columns is None else Way(width, columns)
@@ -192,6 +199,21 @@ def panel_max_rows() -> int:
     """The most rows of ``a`` a product by panels may have on this CPU (see _PANEL_MAX_ROWS;
     elsewhere only the small kernels' limits bound it)."""
     return _PANEL_MAX_ROWS.get(blas.cpu_vendor(), SMALL_GEMM_TN_OUTPUT)
+
+
+# The most rows a product by a deep weight (the transposed way's first test) runs by panels
+# instead, where panels were measured faster, by CPU vendor: on an AMD EPYC (Zen 4), one core,
+# 17x8192x1000 4.2 against 5.9-6.0 ms transposed, 24x3136x1024 1.5 against 2.1-2.2, 32x3136x1024
+# 2.1 against 2.4, its half 32x3136x512 0.94 against 1.17; but 48x2048x1024 2.8 against 2.1-2.2.
+# On an Intel Xeon the transposed way came first (none).
+_DEEP_PANEL_MAX_ROWS = {"AuthenticAMD": 32}
+
+
+@functools.cache
+def deep_panel_max_rows() -> int:
+    """The most rows of ``a`` a product by a deep weight runs by panels on this CPU (see
+    _DEEP_PANEL_MAX_ROWS), where it has panels at all."""
+    return _DEEP_PANEL_MAX_ROWS.get(blas.cpu_vendor(), 0)
 
 
 def _by_rows(x: Array) -> bool:

@@ -393,6 +393,30 @@ def test_a_product_too_small_to_split_runs_the_graphs_ops_with_their_bits(
     assert not halves
 
 
+@pytest.mark.parametrize("deep_panels", [0, 32])
+def test_a_deep_first_product_by_panels_leaves_the_pair_to_the_graphs_ops(
+    deep_panels: int, transposed_products: None, halves: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first product by a deep weight that runs by panels (as on an AMD EPYC, the cnn's dense
+    layer) is not cut into halves: the pair runs the graph's ops, with their bits."""
+    monkeypatch.setattr(products, "panel_max_rows", lambda: products.SMALL_GEMM_TN_OUTPUT)
+    monkeypatch.setattr(products, "deep_panel_max_rows", lambda: deep_panels)
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((32, 2048)).astype(np.float32)
+    w1 = (rng.standard_normal((2048, 1024)) / 45).astype(np.float32)
+    b = rng.standard_normal(1024).astype(np.float32)
+    w2 = (rng.standard_normal((1024, 10)) / 32).astype(np.float32)
+    derived.freeze(w1)
+    derived.freeze(w2)
+    assert (products.way(x, w1, any_layout=True).width > 0) == bool(deep_panels)
+    with blas.single_threaded():
+        got = registry.create_kernel(pair_node(), "CPU").compute(x, w1, b, w2)
+        if deep_panels:
+            np.testing.assert_array_equal(got, graph_ops(x, w1, b, w2))
+    assert len(halves) == (0 if deep_panels else 2)
+    np.testing.assert_allclose(got, graph_order(x, w1, b, w2), rtol=1e-4, atol=1e-4)
+
+
 def test_nans_and_infinities_go_through_as_the_graphs_ops_take_them(
     transposed_products: None, halves: list[int]
 ) -> None:
