@@ -2,15 +2,22 @@
 
 A :class:`DType` is interned per enum value, so ``dtype is float32`` and ``==`` both work.
 Reference types (``float32_ref``, enum + 100) exist for TF1 variables.
+
+bfloat16's numpy type comes from ``ml_dtypes``, imported the first time it is needed (its
+``np_dtype``, an array of it met, its ``min``): ml_dtypes 0.7.0 takes ~0.55 s to import (it
+registers its ufunc loops one by one, each a linear search of the loops before it), more than
+the rest of ``import aiotf``.
 """
 
 from __future__ import annotations
 
 import builtins
+import importlib
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+_ML_DTYPES = "ml_dtypes"  # bfloat16's numpy type: ml_dtypes.bfloat16 (see the module docstring)
 
 
 class DType:
@@ -23,7 +30,7 @@ class DType:
     def __init__(self, enum: int, name: str, np_type: Any) -> None:
         self._enum = enum
         self._name = name
-        self._np = np.dtype(np_type) if np_type is not None else None
+        self._np = None if np_type is None or np_type == _ML_DTYPES else np.dtype(np_type)
 
     @property
     def name(self) -> str:
@@ -36,12 +43,21 @@ class DType:
     @property
     def as_numpy_dtype(self) -> Any:
         """The numpy scalar type (``np.float32``); strings are ``object`` arrays of bytes."""
-        return self._np.type if self._np is not None else None
+        np_dtype = self._np if self._np is not None else self._own_np()
+        return np_dtype.type if np_dtype is not None else None
 
     @property
     def np_dtype(self) -> np.dtype[Any]:
         """The numpy dtype arrays of this type hold (``object`` for strings and resources)."""
-        return self._np if self._np is not None else np.dtype(object)
+        np_dtype = self._np if self._np is not None else self._own_np()
+        return np_dtype if np_dtype is not None else np.dtype(object)
+
+    def _own_np(self) -> np.dtype[Any] | None:
+        """The numpy dtype of a type whose numpy type is not loaded yet (bfloat16), else None."""
+        if self.base_dtype is not bfloat16:
+            return None
+        _load_ml_dtypes()
+        return self._np
 
     @property
     def is_ref_dtype(self) -> builtins.bool:
@@ -81,7 +97,8 @@ class DType:
 
     @property
     def size(self) -> int:
-        return self._np.itemsize if self._np is not None else 1
+        np_dtype = self._np if self._np is not None else self._own_np()
+        return np_dtype.itemsize if np_dtype is not None else 1
 
     @property
     def min(self) -> Any:
@@ -121,8 +138,8 @@ def _limits(dt: DType) -> tuple[Any, Any]:
         info = np.iinfo(base.np_dtype)
         return info.min, info.max
     if base.is_floating:
-        finfo = ml_dtypes.finfo(base.np_dtype)  # type: ignore[no-untyped-call]
-        return float(-finfo.max), float(finfo.max)
+        info = finfo(base.np_dtype)
+        return float(-info.max), float(info.max)
     if base is bool:
         return False, True
     raise TypeError(f"Cannot find minimum/maximum value of {dt}")
@@ -142,7 +159,7 @@ _SPECS: list[tuple[int, str, Any]] = [
     (11, "qint8", np.int8),
     (12, "quint8", np.uint8),
     (13, "qint32", np.int32),
-    (14, "bfloat16", ml_dtypes.bfloat16),
+    (14, "bfloat16", _ML_DTYPES),
     (15, "qint16", np.int16),
     (16, "quint16", np.uint16),
     (17, "uint16", np.uint16),
@@ -202,7 +219,6 @@ _BY_NUMPY: dict[Any, DType] = {
     np.dtype(np.complex64): complex64,
     np.dtype(np.int64): int64,
     np.dtype(np.bool_): bool,
-    np.dtype(ml_dtypes.bfloat16): bfloat16,
     np.dtype(np.uint16): uint16,
     np.dtype(np.complex128): complex128,
     np.dtype(np.float16): float16,
@@ -245,9 +261,30 @@ def as_dtype(type_value: Any) -> DType:
             if np_dtype.kind in "SU":
                 return string
             found = _BY_NUMPY.get(np_dtype)
+            if found is None and np_dtype.type.__module__.startswith(_ML_DTYPES):
+                _load_ml_dtypes()  # an array made with ml_dtypes before aiotf needed it
+                found = _BY_NUMPY.get(np_dtype)
             if found is not None:
                 return found
     raise TypeError(f"Cannot convert value {type_value!r} to a TensorFlow DType.")
+
+
+def _load_ml_dtypes() -> Any:
+    """ml_dtypes, imported; on the first call bfloat16 gets its numpy type from it."""
+    module = importlib.import_module(_ML_DTYPES)
+    if bfloat16._np is None:
+        np_dtype = np.dtype(module.bfloat16)
+        _BY_NUMPY[np_dtype] = bfloat16
+        bfloat16._np = _BY_ENUM[bfloat16._enum + 100]._np = np_dtype
+    return module
+
+
+def finfo(np_dtype: np.dtype[Any]) -> Any:
+    """The machine limits of a floating-point numpy dtype (numpy's ``finfo``, and
+    ml_dtypes' for its types, bfloat16)."""
+    if np_dtype.type.__module__.startswith(_ML_DTYPES):
+        return _load_ml_dtypes().finfo(np_dtype)
+    return np.finfo(np_dtype)
 
 
 def from_numpy(np_dtype: np.dtype[Any]) -> DType:
@@ -269,6 +306,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "finfo",
     "from_numpy",
     "half",
     "int8",

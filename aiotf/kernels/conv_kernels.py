@@ -23,7 +23,6 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -468,7 +467,7 @@ def _lowest(dtype: np.dtype[Any]) -> Any:
     """The lowest finite value of ``dtype`` (TensorFlow's ``NumTraits<T>::lowest()``)."""
     if dtype.kind in "iu":
         return np.iinfo(dtype).min
-    return ml_dtypes.finfo(dtype).min  # type: ignore[no-untyped-call]
+    return dtypes.finfo(dtype).min
 
 
 _POOL_TYPES = (

@@ -6,7 +6,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from aiotf.devices import intra_op
@@ -258,7 +257,7 @@ def _arg_extreme(x: Array, dimension: Array, output_type: dtypes.DType, largest:
             None, None, f"Reduction axis {axis} is empty in shape {shape_str(x)}"
         )
     if dtypes.from_numpy(x.dtype).is_floating:
-        info = ml_dtypes.finfo(x.dtype)  # type: ignore[no-untyped-call]
+        info = dtypes.finfo(x.dtype)
         with np.errstate(invalid="ignore"):  # bfloat16 warns on comparing a NaN
             if largest:
                 x = np.where(x > info.min, x, -np.inf)

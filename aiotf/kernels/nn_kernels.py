@@ -6,7 +6,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from aiotf.framework import dtypes, errors
@@ -183,7 +182,7 @@ def relu_into(features: Array, out: Array | None) -> Array:
     return result
 
 
-_ONEDNN_SOFTMAX = (np.dtype(np.float32), dtypes.bfloat16.np_dtype)
+_ONEDNN_SOFTMAX = frozenset({dtypes.float32, dtypes.bfloat16})
 
 
 @register_kernel("Softmax", cost=elementwise_cost, types={"T": FLOATS})
@@ -206,14 +205,16 @@ def softmax(logits: Array) -> Array:
     total = np.add.reduce(e, axis=-1, keepdims=True)
     # Each total is in [1, n] unless its row held a NaN or +inf, or nothing but -inf: then it is
     # NaN, and so is the sum of them all.
-    if logits.dtype in _ONEDNN_SOFTMAX and math.isnan(np.add.reduce(total, axis=None)):
+    if dtypes.from_numpy(logits.dtype) in _ONEDNN_SOFTMAX and math.isnan(
+        np.add.reduce(total, axis=None)
+    ):
         return _onednn_softmax_of_nan_or_inf(logits)  # a NaN or +inf in some row (see above)
     np.divide(e, total, out=e)
     return e
 
 
 def _onednn_softmax_of_nan_or_inf(logits: Array) -> Array:
-    lowest = ml_dtypes.finfo(logits.dtype).min  # type: ignore[no-untyped-call]
+    lowest = dtypes.finfo(logits.dtype).min
     top = np.max(np.where(np.isnan(logits), lowest, logits), axis=-1, keepdims=True)
     e = np.exp(logits - top)
     total = np.sum(e, axis=-1, keepdims=True)

@@ -27,7 +27,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 import aiotf
@@ -105,8 +104,7 @@ def _leaf_decoder(dtype: aiotf.DType) -> Callable[[Any], Any]:
         return _float_leaf(dtype, "float", 2**24 - 1, float(np.finfo(np.float32).max))
     if dtype is aiotf.float64:
         return _float_leaf(dtype, "double", 2**53 - 1, math.inf)
-    finfo = ml_dtypes.finfo(dtype.np_dtype)  # type: ignore[no-untyped-call]
-    return _float_leaf(dtype, dtype_name(dtype), math.inf, float(finfo.max))
+    return _float_leaf(dtype, dtype_name(dtype), math.inf, dtype.max)
 
 
 def _checked(dtype: aiotf.DType, ok: Callable[[Any], bool]) -> Callable[[Any], Any]:
@@ -165,7 +163,7 @@ def encode(arr: Any, as_bytes: bool = False) -> Any:
     if arr.dtype == object:
         flat: list[Any] = [_encode_string(v, as_bytes) for v in arr.ravel()]
         return _nest(flat, arr.shape)
-    if arr.dtype == ml_dtypes.bfloat16:
+    if arr.dtype.name == "bfloat16":  # ml_dtypes.bfloat16, without importing ml_dtypes
         arr = arr.astype(np.float32)  # exact; numpy formats float32 but not bfloat16
     if arr.dtype in (np.float32, np.float16):
         return _nest([float(s) for s in arr.ravel().astype(str)], arr.shape)

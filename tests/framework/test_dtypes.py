@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 from typing import Any
 
 import ml_dtypes
@@ -239,3 +241,48 @@ def test_from_numpy() -> None:
     assert dtypes.from_numpy(np.dtype(np.float32)) is dtypes.float32
     assert dtypes.from_numpy(np.dtype("S3")) is dtypes.string
     assert dtypes.from_numpy(np.dtype(ml_dtypes.bfloat16)) is dtypes.bfloat16
+
+
+def _fresh_python(code: str) -> str:
+    """What ``code`` prints run by a new interpreter (where no test has imported ml_dtypes)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_import_aiotf_leaves_ml_dtypes_until_bfloat16_is_needed() -> None:
+    """ml_dtypes 0.7.0 takes ~0.55 s to import: ``import aiotf`` must not pay it."""
+    code = (
+        "import sys, aiotf; loaded = 'ml_dtypes' in sys.modules; "
+        "t = aiotf.bfloat16.np_dtype; "
+        "print(loaded, 'ml_dtypes' in sys.modules, t, aiotf.bfloat16.size, aiotf.bfloat16.max)"
+    )
+    assert _fresh_python(code).split() == [
+        "False",
+        "True",
+        "bfloat16",
+        "2",
+        str(3.3895313892515355e38),
+    ]
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "dtypes.as_dtype(ml_dtypes.bfloat16)",
+        "dtypes.from_numpy(np.zeros(2, ml_dtypes.bfloat16).dtype)",
+        "dtypes.as_dtype(np.dtype(ml_dtypes.bfloat16))",
+    ],
+)
+def test_an_array_of_ml_dtypes_bfloat16_made_before_aiotf_loaded_it_is_bfloat16(use: str) -> None:
+    code = (
+        "import ml_dtypes, numpy as np; from aiotf.framework import dtypes; "
+        f"d = {use}; print(d is dtypes.bfloat16, dtypes.as_dtype(114).np_dtype)"
+    )
+    assert _fresh_python(code).split() == ["True", "bfloat16"]
+
+
+def test_finfo_is_numpys_and_ml_dtypes_for_bfloat16() -> None:
+    assert dtypes.finfo(np.dtype(np.float16)).max == np.finfo(np.float16).max
+    assert dtypes.finfo(dtypes.bfloat16.np_dtype).max == ml_dtypes.finfo(ml_dtypes.bfloat16).max
