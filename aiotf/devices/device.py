@@ -18,6 +18,7 @@ import functools
 import os
 import secrets
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +28,7 @@ from aiotf.devices import blas, intra_op
 from aiotf.devices.allocator import TrackingAllocator
 from aiotf.devices.resource_mgr import ResourceMgr
 from aiotf.devices.threads import Cancel, run_in
-from aiotf.devices.workers import WorkerPool
+from aiotf.devices.workers import WorkerPool, process_cpus
 from aiotf.framework.device_spec import DeviceSpec
 from aiotf.proto import DeviceAttributes
 
@@ -74,7 +75,7 @@ class Device:
                     f"aiotf-{self.name.rsplit('/', 1)[-1]}",
                     initializer=_start_worker,
                     initargs=(self._help, self._load),
-                    cpus=pool_cpus(self._num_threads),
+                    cpus=_claim_cpus(self),
                 )
             return self._pool
 
@@ -121,6 +122,7 @@ class Device:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown()
+            _release_cpus(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -131,8 +133,9 @@ PIN_ENV = "AIOTF_PIN_POOL_THREADS"
 
 def pool_cpus(threads: int) -> list[int] | None:
     """The CPUs a pool of ``threads`` threads binds them to, one each: every CPU this process
-    may run on, where the pool has a thread for each (as by default: ``cpu.py``). None for any
-    other pool, where the platform cannot bind threads, or with ``$AIOTF_PIN_POOL_THREADS`` 0.
+    may run on (``workers.process_cpus``), where the pool has a thread for each (as by default:
+    ``cpu.py``). None for any other pool, where the platform cannot bind threads, or with
+    ``$AIOTF_PIN_POOL_THREADS`` 0. Only one device's pool at a time is bound (``_claim_cpus``).
 
     Unbound, the scheduler wakes a pool thread where the thread that woke it runs, and after an
     idle spell it left both pool threads on one vCPU for the next ~50 ms: a plain script's two
@@ -141,10 +144,38 @@ def pool_cpus(threads: int) -> list[int] | None:
     (``docs/performance-log.md``, eleventh session). A bound thread cannot leave a CPU that
     another process keeps busy; a split kernel's parts follow each thread's pace, and a helper
     that has not started leaves its part to the caller (``intra_op``)."""
-    if os.environ.get(PIN_ENV, "1").strip() == "0" or not hasattr(os, "sched_getaffinity"):
+    if os.environ.get(PIN_ENV, "1").strip() == "0" or (cpus := process_cpus()) is None:
         return None
-    cpus = sorted(os.sched_getaffinity(0))
-    return cpus if len(cpus) == threads > 1 else None
+    return sorted(cpus) if len(cpus) == threads > 1 else None
+
+
+# The device whose pool is bound (``pool_cpus``): one at a time, since each would bind its
+# thread i to the same CPU, and two pools' busy threads could then share one CPU while another
+# is idle (two sessions, or two CPU devices); the others are left to the scheduler.
+_bound_device: weakref.ref[Device] | None = None
+_bound_lock = threading.Lock()
+
+
+def _claim_cpus(device: Device) -> list[int] | None:
+    """``pool_cpus`` for ``device``'s new pool, unless another device's pool is bound."""
+    global _bound_device
+    cpus = pool_cpus(device.num_threads)
+    if cpus is None:
+        return None
+    with _bound_lock:
+        holder = _bound_device() if _bound_device is not None else None
+        if holder is not None and holder is not device:
+            return None
+        _bound_device = weakref.ref(device)
+    return cpus
+
+
+def _release_cpus(device: Device) -> None:
+    """``device``'s pool has stopped: the next pool may bind its threads."""
+    global _bound_device
+    with _bound_lock:
+        if _bound_device is not None and _bound_device() is device:
+            _bound_device = None
 
 
 def _start_worker(submit: intra_op.Submit, load: intra_op.PoolLoad) -> None:

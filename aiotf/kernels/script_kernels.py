@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from aiotf.devices import workers
 from aiotf.framework import dtypes, errors
 from aiotf.framework.op_defs.script_ops import py_funcs
 from aiotf.kernels.registry import POOL_MIN_COST, register_kernel
@@ -64,7 +65,9 @@ def _always(*inputs: Any) -> float:
 def py_func(*inputs: Array, token: bytes, Tout: list[dtypes.DType]) -> Any:
     name = token.decode()
     try:
-        with np.errstate():  # the pool thread's state is restored whatever the function sets
+        # The pool thread's floating-point state is restored whatever the function sets, and
+        # the threads and processes it starts may run on any CPU (``workers.unbound``).
+        with np.errstate(), workers.unbound():
             result = py_funcs.lookup(name).fn(*_arguments(inputs))
         if inspect.iscoroutine(result):
             result.close()

@@ -301,6 +301,7 @@ def test_a_default_pool_runs_each_thread_on_a_cpu_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(device_module.PIN_ENV, raising=False)
+    monkeypatch.setattr(device_module, "_bound_device", None)  # whatever other tests left open
     allowed = os.sched_getaffinity(0)
     device = CPUDevice("/job:localhost/replica:0/task:0/device:CPU:0", 1 << 20, len(allowed))
     barrier = threading.Barrier(len(allowed) + 1, timeout=30)
@@ -319,3 +320,53 @@ def test_a_default_pool_runs_each_thread_on_a_cpu_of_its_own(
         device.close()
     assert sorted(min(cpus) for cpus in bound) == sorted(allowed)
     assert all(len(cpus) == 1 for cpus in bound)
+
+
+def test_one_device_pool_at_a_time_is_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pools bound alike could run their busy threads on one CPU while another idles (two
+    sessions, two CPU devices): the first binds, the others are left to the scheduler until it
+    is closed or gone."""
+    monkeypatch.setattr(device_module, "pool_cpus", lambda threads: [0, 1])
+    monkeypatch.setattr(device_module, "_bound_device", None)
+    first, second, third = (CPUDevice(f"{TASK}/device:CPU:{i}", 1, 2) for i in range(3))
+    assert device_module._claim_cpus(first) == [0, 1]
+    assert device_module._claim_cpus(second) is None
+    assert device_module._claim_cpus(first) == [0, 1]  # its pool made again after a close
+    device_module._release_cpus(second)  # not the bound one: nothing changes
+    assert device_module._claim_cpus(third) is None
+    device_module._release_cpus(first)
+    assert device_module._claim_cpus(second) == [0, 1]
+    del second
+    assert device_module._claim_cpus(third) == [0, 1]  # the bound device was freed
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="binding needs two CPUs the platform lets a thread bind to",
+)
+def test_a_second_devices_pool_is_not_bound_and_a_closed_ones_cpus_are_free_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(device_module.PIN_ENV, raising=False)
+    monkeypatch.setattr(device_module, "_bound_device", None)
+    allowed = os.sched_getaffinity(0)
+    first, second = (CPUDevice(f"{TASK}/device:CPU:{i}", 1 << 20, len(allowed)) for i in (0, 1))
+
+    def cpus_of_pool(device: Device) -> set[int]:
+        seen: list[set[int]] = []
+        done = threading.Event()
+        pool = device._get_pool()
+        pool.submit(lambda: seen.append(os.sched_getaffinity(0)))
+        pool.submit(done.set)
+        assert done.wait(30)
+        return seen[0]
+
+    try:
+        assert len(cpus_of_pool(first)) == 1
+        assert cpus_of_pool(second) == allowed
+        first.close()
+        second.close()
+        assert len(cpus_of_pool(second)) == 1
+    finally:
+        first.close()
+        second.close()

@@ -1,15 +1,16 @@
 """The device's pool threads: jobs run in order, shutdown drains the queue, a broken job is
-reported and the thread carries on, threads given CPUs bind to them."""
+reported and the thread carries on, threads given CPUs bind to them and pass none on."""
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from aiotf.devices.workers import WorkerPool
+from aiotf.devices.workers import WorkerPool, process_cpus, unbound
 
 STALL_S = 30.0  # generous: only a hang reaches it
 
@@ -116,3 +117,76 @@ def test_a_cpu_it_cannot_bind_to_leaves_the_thread_unbound() -> None:
     finally:
         pool.shutdown()
     assert bound == [allowed]
+
+
+def test_cpus_must_be_one_a_thread() -> None:
+    with pytest.raises(ValueError, match="^2 threads bound to 1 CPUs: one a thread$"):
+        WorkerPool(2, "w", cpus=[0])
+
+
+_two_cpus = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs two CPUs the platform lets a thread bind to",
+)
+
+
+def _in_bound_thread(probe: Callable[[], Any]) -> Any:
+    """``probe()`` run as a job of a pool whose one thread is bound to one of the CPUs."""
+    got: list[Any] = []
+    pool = WorkerPool(1, "bound", cpus=[min(os.sched_getaffinity(0))])
+    try:
+        pool.submit(lambda: got.append(probe()))
+    finally:
+        pool.shutdown()
+    return got[0]
+
+
+def _started_thread_cpus() -> set[int]:
+    """The CPUs of a plain thread started here."""
+    seen: list[set[int]] = []
+    thread = threading.Thread(target=lambda: seen.append(os.sched_getaffinity(0)))
+    thread.start()
+    thread.join(STALL_S)
+    return seen[0]
+
+
+@_two_cpus
+def test_a_pool_started_from_a_bound_thread_runs_on_the_process_cpus() -> None:
+    """A bound thread's one CPU is not passed on to another pool's threads (a nested session's
+    pool, made in a bound thread, would otherwise run all its threads on that CPU)."""
+
+    def probe() -> tuple[set[int], set[int]]:
+        inner: list[set[int]] = []
+        nested = WorkerPool(2, "nested")
+        try:
+            for _ in range(2):
+                nested.submit(lambda: inner.append(os.sched_getaffinity(0)))
+        finally:
+            nested.shutdown()
+        return os.sched_getaffinity(0), inner[0] | inner[1]
+
+    own, nested = _in_bound_thread(probe)
+    assert len(own) == 1 and nested == process_cpus()
+
+
+@_two_cpus
+def test_unbound_runs_user_code_on_the_process_cpus_then_binds_again() -> None:
+    """Threads started by user code in a bound thread (a py_func's) may run on any CPU."""
+
+    def probe() -> tuple[set[int], set[int], set[int], set[int]]:
+        outside = _started_thread_cpus()
+        with unbound():
+            inside, started = os.sched_getaffinity(0), _started_thread_cpus()
+        return outside, inside, started, os.sched_getaffinity(0)
+
+    outside, inside, started, after = _in_bound_thread(probe)
+    cpu = {min(os.sched_getaffinity(0))}
+    assert outside == cpu and after == cpu
+    assert inside == started == process_cpus()
+
+
+def test_unbound_outside_a_bound_thread_changes_nothing() -> None:
+    before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    with unbound():
+        inside = os.sched_getaffinity(0) if before is not None else None
+    assert inside == before

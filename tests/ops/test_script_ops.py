@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 import aiotf
+from aiotf.devices import device
 from aiotf.framework import errors
 from aiotf.framework.op_defs.script_ops import py_funcs
 
@@ -608,3 +610,29 @@ async def test_a_plain_function_keeps_its_tokens_after_its_graph(evaluate: Evalu
     async with aiotf.Session(graph=g2) as sess:
         with pytest.raises(errors.InvalidArgumentError, match="ValueError: boom"):
             await sess.run("y:0")  # the token still finds ``boom``
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="the pool binds its threads only with two CPUs or more",
+)
+async def test_a_py_funcs_code_and_the_threads_it_starts_may_run_on_any_cpu(
+    graph: aiotf.Graph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool's threads are bound one a CPU (``device.pool_cpus``); a py_func's are not, nor
+    are the threads it starts, which would inherit the one CPU."""
+    monkeypatch.delenv(device.PIN_ENV, raising=False)
+    monkeypatch.setattr(device, "_bound_device", None)  # whatever other tests left open
+
+    def cpus(_: Any) -> np.ndarray:
+        seen: list[set[int]] = []
+        thread = threading.Thread(target=lambda: seen.append(os.sched_getaffinity(0)))
+        thread.start()
+        thread.join()
+        return np.array([len(os.sched_getaffinity(0)), len(seen[0])], np.int64)
+
+    out = aiotf.py_func(cpus, [aiotf.constant(0)], aiotf.int64)
+    allowed = len(os.sched_getaffinity(0))
+    config = aiotf.ConfigProto(inter_op_parallelism_threads=allowed)  # bound: one a CPU
+    async with aiotf.Session(graph=graph, config=config) as sess:
+        assert (await sess.run(out)).tolist() == [allowed, allowed]
