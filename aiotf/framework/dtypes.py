@@ -3,10 +3,12 @@
 A :class:`DType` is interned per enum value, so ``dtype is float32`` and ``==`` both work.
 Reference types (``float32_ref``, enum + 100) exist for TF1 variables.
 
-bfloat16's numpy type comes from ``ml_dtypes``, imported the first time it is needed (its
-``np_dtype``, an array of it met, its ``min``): ml_dtypes 0.7.0 takes ~0.55 s to import (it
-registers its ufunc loops one by one, each a linear search of the loops before it), more than
-the rest of ``import aiotf``.
+bfloat16's numpy type comes from ``ml_dtypes``, imported the first time it is needed
+(:func:`load_ml_dtypes`: a graph's first bfloat16 tensor, an array of ml_dtypes' bfloat16 met,
+any of bfloat16's numpy facets): ml_dtypes 0.7.0 takes ~0.55 s to import (it registers its
+ufunc loops one by one, each a linear search of the loops before it), more than the rest of
+``import aiotf``, and holds the GIL throughout, so a graph imports it while it is built, never
+a run on the event loop.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class DType:
         """The numpy dtype of a type whose numpy type is not loaded yet (bfloat16), else None."""
         if self.base_dtype is not bfloat16:
             return None
-        _load_ml_dtypes()
+        load_ml_dtypes()
         return self._np
 
     @property
@@ -261,29 +263,36 @@ def as_dtype(type_value: Any) -> DType:
             if np_dtype.kind in "SU":
                 return string
             found = _BY_NUMPY.get(np_dtype)
-            if found is None and np_dtype.type.__module__.startswith(_ML_DTYPES):
-                _load_ml_dtypes()  # an array made with ml_dtypes before aiotf needed it
+            if found is None and _of_ml_dtypes(np_dtype):
+                load_ml_dtypes()  # an array made with ml_dtypes before aiotf needed it
                 found = _BY_NUMPY.get(np_dtype)
             if found is not None:
                 return found
     raise TypeError(f"Cannot convert value {type_value!r} to a TensorFlow DType.")
 
 
-def _load_ml_dtypes() -> Any:
-    """ml_dtypes, imported; on the first call bfloat16 gets its numpy type from it."""
+def load_ml_dtypes() -> Any:
+    """ml_dtypes, imported; on the first call bfloat16 gets its numpy type from it (the
+    reference type's first, so that neither is seen without it once bfloat16's is set)."""
     module = importlib.import_module(_ML_DTYPES)
     if bfloat16._np is None:
         np_dtype = np.dtype(module.bfloat16)
         _BY_NUMPY[np_dtype] = bfloat16
-        bfloat16._np = _BY_ENUM[bfloat16._enum + 100]._np = np_dtype
+        bfloat16._as_ref._np = np_dtype
+        bfloat16._np = np_dtype
     return module
+
+
+def _of_ml_dtypes(np_dtype: np.dtype[Any]) -> builtins.bool:
+    """Whether ``np_dtype`` is one of ml_dtypes' (bfloat16 among them)."""
+    return np_dtype.type.__module__.startswith(_ML_DTYPES)
 
 
 def finfo(np_dtype: np.dtype[Any]) -> Any:
     """The machine limits of a floating-point numpy dtype (numpy's ``finfo``, and
     ml_dtypes' for its types, bfloat16)."""
-    if np_dtype.type.__module__.startswith(_ML_DTYPES):
-        return _load_ml_dtypes().finfo(np_dtype)
+    if _of_ml_dtypes(np_dtype):
+        return load_ml_dtypes().finfo(np_dtype)
     return np.finfo(np_dtype)
 
 
@@ -309,6 +318,7 @@ __all__ = [
     "finfo",
     "from_numpy",
     "half",
+    "load_ml_dtypes",
     "int8",
     "int16",
     "int32",

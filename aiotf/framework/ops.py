@@ -96,6 +96,8 @@ class Tensor(TensorOperators):
         self._value_index = value_index
         self._dtype = dtype
         self._shape = TensorShape(None)
+        if dtype.base_dtype is dtypes.bfloat16:
+            dtypes.load_ml_dtypes()  # while the graph is built, not in its first run
 
     @property
     def op(self) -> Operation:

@@ -205,7 +205,8 @@ def panel_max_rows() -> int:
 # instead, where panels were measured faster, by CPU vendor: on an AMD EPYC (Zen 4), one core,
 # 17x8192x1000 4.2 against 5.9-6.0 ms transposed, 24x3136x1024 1.5 against 2.1-2.2, 32x3136x1024
 # 2.1 against 2.4, its half 32x3136x512 0.94 against 1.17; but 48x2048x1024 2.8 against 2.1-2.2.
-# On an Intel Xeon the transposed way came first (none).
+# Measured on Zen 4 only, taken for every AMD CPU that has the small kernels (which gate the
+# panels). On an Intel Xeon the transposed way came first (none).
 _DEEP_PANEL_MAX_ROWS = {"AuthenticAMD": 32}
 
 

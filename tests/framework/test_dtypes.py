@@ -267,6 +267,34 @@ def test_import_aiotf_leaves_ml_dtypes_until_bfloat16_is_needed() -> None:
     ]
 
 
+def test_a_graphs_first_bfloat16_tensor_imports_ml_dtypes_not_its_first_run() -> None:
+    """Importing ml_dtypes holds the GIL for ~0.5 s: in a run it would stall the event loop."""
+    code = (
+        "import sys, aiotf; g = aiotf.Graph(); loaded = []\n"
+        "with g.as_default():\n"
+        "    aiotf.placeholder(aiotf.float32, [2]); loaded.append('ml_dtypes' in sys.modules)\n"
+        "    aiotf.placeholder(aiotf.bfloat16, [2]); loaded.append('ml_dtypes' in sys.modules)\n"
+        "print(*loaded)"
+    )
+    assert _fresh_python(code).split() == ["False", "True"]
+
+
+def test_the_reference_type_first_loads_bfloat16_for_both() -> None:
+    code = (
+        "from aiotf.framework import dtypes; ref = dtypes.as_dtype(114); "
+        "print(ref.name, ref.np_dtype, ref.size, ref.as_numpy_dtype.__name__, "
+        "dtypes.bfloat16.np_dtype, dtypes.as_dtype(ref.np_dtype).name)"
+    )
+    assert _fresh_python(code).split() == [
+        "bfloat16_ref",
+        "bfloat16",
+        "2",
+        "bfloat16",
+        "bfloat16",
+        "bfloat16",
+    ]
+
+
 @pytest.mark.parametrize(
     "use",
     [
