@@ -293,15 +293,22 @@ def test_pool_cpus_one_each_only_for_a_pool_of_a_thread_a_cpu(
     assert device_module.pool_cpus(1) is None  # one thread on one CPU: nothing to balance
 
 
-@pytest.mark.skipif(
+_two_cpus = pytest.mark.skipif(
     not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
     reason="binding needs two CPUs the platform lets a thread bind to",
 )
-def test_a_default_pool_runs_each_thread_on_a_cpu_of_its_own(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+
+
+@pytest.fixture
+def binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pools bind as by default, and no device's pool is bound yet (whatever other tests left
+    open)."""
     monkeypatch.delenv(device_module.PIN_ENV, raising=False)
-    monkeypatch.setattr(device_module, "_bound_device", None)  # whatever other tests left open
+    monkeypatch.setattr(device_module, "_bound_device", None)
+
+
+@_two_cpus
+def test_a_default_pool_runs_each_thread_on_a_cpu_of_its_own(binding: None) -> None:
     allowed = os.sched_getaffinity(0)
     device = CPUDevice("/job:localhost/replica:0/task:0/device:CPU:0", 1 << 20, len(allowed))
     barrier = threading.Barrier(len(allowed) + 1, timeout=30)
@@ -322,12 +329,11 @@ def test_a_default_pool_runs_each_thread_on_a_cpu_of_its_own(
     assert all(len(cpus) == 1 for cpus in bound)
 
 
-def test_one_device_pool_at_a_time_is_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_device_pool_at_a_time_is_bound(binding: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two pools bound alike could run their busy threads on one CPU while another idles (two
     sessions, two CPU devices): the first binds, the others are left to the scheduler until it
     is closed or gone."""
     monkeypatch.setattr(device_module, "pool_cpus", lambda threads: [0, 1])
-    monkeypatch.setattr(device_module, "_bound_device", None)
     first, second, third = (CPUDevice(f"{TASK}/device:CPU:{i}", 1, 2) for i in range(3))
     assert device_module._claim_cpus(first) == [0, 1]
     assert device_module._claim_cpus(second) is None
@@ -340,15 +346,10 @@ def test_one_device_pool_at_a_time_is_bound(monkeypatch: pytest.MonkeyPatch) -> 
     assert device_module._claim_cpus(third) == [0, 1]  # the bound device was freed
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
-    reason="binding needs two CPUs the platform lets a thread bind to",
-)
+@_two_cpus
 def test_a_second_devices_pool_is_not_bound_and_a_closed_ones_cpus_are_free_again(
-    monkeypatch: pytest.MonkeyPatch,
+    binding: None,
 ) -> None:
-    monkeypatch.delenv(device_module.PIN_ENV, raising=False)
-    monkeypatch.setattr(device_module, "_bound_device", None)
     allowed = os.sched_getaffinity(0)
     first, second = (CPUDevice(f"{TASK}/device:CPU:{i}", 1 << 20, len(allowed)) for i in (0, 1))
 
