@@ -19,6 +19,7 @@ from aiotf.devices.device import Device
 from aiotf.devices.workers import WorkerPool
 from aiotf.framework import errors
 from aiotf.framework.device_spec import DeviceSpec
+from tests.devices.test_workers import two_cpus
 
 TASK = "/job:localhost/replica:0/task:0"
 
@@ -293,12 +294,6 @@ def test_pool_cpus_one_each_only_for_a_pool_of_a_thread_a_cpu(
     assert device_module.pool_cpus(1) is None  # one thread on one CPU: nothing to balance
 
 
-_two_cpus = pytest.mark.skipif(
-    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
-    reason="binding needs two CPUs the platform lets a thread bind to",
-)
-
-
 @pytest.fixture
 def binding(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pools bind as by default, and no device's pool is bound yet (whatever other tests left
@@ -307,7 +302,7 @@ def binding(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(device_module, "_bound_device", None)
 
 
-@_two_cpus
+@two_cpus
 def test_a_default_pool_runs_each_thread_on_a_cpu_of_its_own(binding: None) -> None:
     allowed = os.sched_getaffinity(0)
     device = CPUDevice("/job:localhost/replica:0/task:0/device:CPU:0", 1 << 20, len(allowed))
@@ -346,7 +341,7 @@ def test_one_device_pool_at_a_time_is_bound(binding: None, monkeypatch: pytest.M
     assert device_module._claim_cpus(third) == [0, 1]  # the bound device was freed
 
 
-@_two_cpus
+@two_cpus
 def test_a_second_devices_pool_is_not_bound_and_a_closed_ones_cpus_are_free_again(
     binding: None,
 ) -> None:

@@ -124,7 +124,8 @@ def test_cpus_must_be_one_a_thread() -> None:
         WorkerPool(2, "w", cpus=[0])
 
 
-_two_cpus = pytest.mark.skipif(
+# For tests of binding (here, the devices' and py_func's): two CPUs a thread can be bound to.
+two_cpus = pytest.mark.skipif(
     not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
     reason="needs two CPUs the platform lets a thread bind to",
 )
@@ -150,7 +151,7 @@ def _started_thread_cpus() -> set[int]:
     return seen[0]
 
 
-@_two_cpus
+@two_cpus
 def test_a_pool_started_from_a_bound_thread_runs_on_the_process_cpus() -> None:
     """A bound thread's one CPU is not passed on to another pool's threads (a nested session's
     pool, made in a bound thread, would otherwise run all its threads on that CPU)."""
@@ -169,7 +170,7 @@ def test_a_pool_started_from_a_bound_thread_runs_on_the_process_cpus() -> None:
     assert len(own) == 1 and nested == process_cpus()
 
 
-@_two_cpus
+@two_cpus
 def test_unbound_runs_user_code_on_the_process_cpus_then_binds_again() -> None:
     """Threads started by user code in a bound thread (a py_func's) may run on any CPU."""
 

@@ -21,6 +21,7 @@ import aiotf
 from aiotf.devices import device
 from aiotf.framework import errors
 from aiotf.framework.op_defs.script_ops import py_funcs
+from tests.devices.test_workers import two_cpus
 
 from .conftest import Evaluate
 
@@ -612,10 +613,7 @@ async def test_a_plain_function_keeps_its_tokens_after_its_graph(evaluate: Evalu
             await sess.run("y:0")  # the token still finds ``boom``
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
-    reason="the pool binds its threads only with two CPUs or more",
-)
+@two_cpus  # the pool binds its threads only with two CPUs or more
 async def test_a_py_funcs_code_and_the_threads_it_starts_may_run_on_any_cpu(
     graph: aiotf.Graph, monkeypatch: pytest.MonkeyPatch
 ) -> None:
