@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from aiotf.devices import blas
+from aiotf.devices import blas, onednn
 from aiotf.kernels import derived
 
 Array = np.ndarray[Any, Any]
@@ -78,6 +78,7 @@ SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products reading ``b`` transpos
 PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer products, a whole vector of output
 STACK_ALIGN = 16  # rows of a stack: a multiple of the kernels' 16-float vectors
 MIN_STACK_ROWS = 48  # the fewest rows a stack measured (faster than packing); fewer not tried
+_ONEDNN = onednn.available()  # products made whole go to oneDNN (_onednn_takes)
 
 
 class Way:
@@ -258,8 +259,13 @@ def product(a: Array, b: Array, how: Way | None = None, any_layout: bool = False
     if how is None:  # one row (mlp_b1): no call to spare
         how = WHOLE if a.shape[0] < 2 else way(a, b, any_layout)
     if how is WHOLE:
-        result: Array = np.matmul(a, b)
-        return result
+        if not _onednn_takes(a, b):
+            result: Array = np.matmul(a, b)
+            return result
+        out = np.empty((a.shape[0], b.shape[1]), np.float32)
+        if not onednn.matmul_into(a, b, out):
+            np.matmul(a, b, out=out)
+        return out
     out = output(a, b, how)
     into(a, b, out, how)
     return out
@@ -284,8 +290,25 @@ def into(a: Array, b: Array, out: Array, how: Way | None = None) -> None:
             np.copyto(out, np.matmul(how.columns, a.T).T)
     elif how.rows:
         _by_stacks(a, b, how.rows, out)
-    else:
+    elif not (_onednn_takes(a, b) and onednn.matmul_into(a, b, out)):
         np.matmul(a, b, out=out)
+
+
+def _onednn_takes(a: Array, b: Array) -> bool:
+    """Whether a product made whole goes to oneDNN (``devices/onednn.py``): where it is
+    available, float32 products bigger than OpenBLAS's small kernels take, of two rows and two
+    columns at least (one is a matrix-vector product, numpy's GEMV); the same test for every
+    part of a split product (``math_kernels.least_part`` keeps the parts that big)."""
+    m, k = a.shape
+    n = b.shape[1]
+    return (
+        _ONEDNN
+        and m >= 2
+        and n >= 2
+        and m * k * n > SMALL_GEMM_VOLUME
+        and a.dtype == np.float32
+        and b.dtype == np.float32
+    )
 
 
 def _by_panels(a: Array, columns: Array, width: int, out: Array) -> None:

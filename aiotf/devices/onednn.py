@@ -1,0 +1,212 @@
+"""oneDNN's float32 GEMM for products OpenBLAS would multiply whole, when oneDNN is installed.
+
+TensorFlow multiplies matrices with oneDNN, whose kernels run nearer a core's peak than
+OpenBLAS's (on the AMD EPYC of ``docs/performance.md``, one core: a 512^3 product in 2.44-2.61
+ms against OpenBLAS's 2.66-2.74; 32x3136x1024 2.46 against 3.28; 6272x800x64 7.2 against 8.3).
+The optional extra ``aiotf[onednn]`` installs its library (the ``onednn-cpu-gomp`` wheel, its
+OpenMP build); this module finds it, loads it once and calls ``dnnl_sgemm`` through ctypes,
+which lets go of the GIL for the call as numpy does. ``products`` sends it the products it
+would otherwise hand to numpy whole (not the panels and row stacks it makes of OpenBLAS's small
+kernels, which were measured faster still), ``AIOTF_ONEDNN=0`` in the environment keeps to
+numpy, and without the library nothing changes.
+
+Threads: aiotf splits a product over its pool itself (``intra_op``), so oneDNN runs on the
+calling thread alone. Its OpenMP build would start a team of one thread per core in every call
+otherwise, and OpenMP's thread count is a per-thread setting: each thread that calls sets its own
+to one before its first product (``omp_set_num_threads``). A build of another threading runtime
+(TBB, a thread pool) is not used.
+
+Bits: oneDNN adds up in its own order, so a product's last bits may differ from OpenBLAS's (the
+same for some shapes, not for others), as TensorFlow's do. Each row and column comes out the same
+however the product is cut into row or column blocks (measured over 17 shapes), so a split
+product's answer does not depend on the split.
+
+The library (150 MB, mapped rather than read) takes 4-7 ms to load, holding the GIL; it is loaded
+with this module (by ``products``, with ``import aiotf``), so that no run pays it on the event
+loop; and glibc's malloc is settled then for its buffers (:func:`_settle_malloc`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import importlib.metadata
+import os
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+Array = np.ndarray[Any, Any]
+
+_DISTRIBUTIONS = ("onednn-cpu-gomp", "onednn")  # wheels that hold libdnnl.so.3
+_RUNTIME_OMP = 2  # dnnl_version_t.cpu_runtime of an OpenMP build (DNNL_RUNTIME_OMP)
+_RUNTIME_SEQ = 1  # ... of a sequential one
+
+
+class _Version(ctypes.Structure):
+    _fields_ = [  # noqa: RUF012 - ctypes reads it from the class
+        ("major", ctypes.c_int),
+        ("minor", ctypes.c_int),
+        ("patch", ctypes.c_int),
+        ("hash", ctypes.c_char_p),
+        ("cpu_runtime", ctypes.c_uint),
+        ("gpu_runtime", ctypes.c_uint),
+    ]
+
+
+class _Library:
+    """The loaded ``dnnl_sgemm``, the OpenMP thread count setter (None for a sequential build)
+    and the version, as ``major.minor.patch``."""
+
+    def __init__(self, sgemm: Any, set_threads: Any, version: str) -> None:
+        self.sgemm = sgemm
+        self.set_threads = set_threads
+        self.version = version
+
+
+_local = threading.local()  # .single: this thread's OpenMP thread count is one
+
+
+def _candidates() -> list[str]:
+    """Paths of ``libdnnl.so.3``: the files of an installed oneDNN wheel, else the
+    environment's ``lib`` directory."""
+    found: list[str] = []
+    for name in _DISTRIBUTIONS:
+        try:
+            files = importlib.metadata.distribution(name).files or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for file in files:
+            if file.name == "libdnnl.so.3":
+                found.append(os.path.realpath(str(file.locate())))
+    found += [
+        os.path.realpath(p) for p in glob.glob(os.path.join(sys.prefix, "lib", "libdnnl.so.3"))
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _load() -> _Library | None:
+    if os.environ.get("AIOTF_ONEDNN", "1") == "0" or not sys.platform.startswith("linux"):
+        return None
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:  # its OpenMP or TBB runtime missing, another platform's build
+            continue
+        loaded = _bind(lib)
+        if loaded is not None:
+            return loaded
+    return None
+
+
+def _bind(lib: ctypes.CDLL) -> _Library | None:
+    """``lib``'s GEMM, if it is a oneDNN 3 build whose threads can be held to the caller's."""
+    version_fn = getattr(lib, "dnnl_version", None)
+    sgemm = getattr(lib, "dnnl_sgemm", None)
+    if version_fn is None or sgemm is None:
+        return None
+    version_fn.argtypes, version_fn.restype = [], ctypes.POINTER(_Version)
+    version = version_fn().contents
+    if version.major < 3:
+        return None
+    set_threads = None
+    if version.cpu_runtime == _RUNTIME_OMP:
+        try:  # the OpenMP runtime libdnnl loaded: the same handle by its name
+            set_threads = ctypes.CDLL("libgomp.so.1").omp_set_num_threads
+        except (OSError, AttributeError):
+            return None
+        set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
+    elif version.cpu_runtime != _RUNTIME_SEQ:
+        return None
+    dim, ptr = ctypes.c_int64, ctypes.c_void_p
+    sgemm.argtypes = [
+        ctypes.c_char, ctypes.c_char, dim, dim, dim, ctypes.c_float,
+        ptr, dim, ptr, dim, ctypes.c_float, ptr, dim,
+    ]  # fmt: skip
+    sgemm.restype = ctypes.c_int
+    return _Library(sgemm, set_threads, f"{version.major}.{version.minor}.{version.patch}")
+
+
+# The size of the block freed once when oneDNN loads (see _settle_malloc).
+MALLOC_SETTLE_BYTES = 8 << 20
+
+
+def _settle_malloc() -> None:
+    """Free one block of MALLOC_SETTLE_BYTES, as any freed numpy array of that size would: glibc's
+    malloc then serves blocks of up to that size from its heaps, and returns free memory to the
+    system past twice that (its thresholds follow the largest block freed, from 128 KiB up).
+
+    ``dnnl_sgemm`` allocates its packing buffers (~0.5 MiB for a 512^3 product) and frees them
+    in every call. Mapped afresh each time, their pages were faulted in again by every product:
+    wide16's sixteen took ~2,300 page faults a run, and 26.5-28.4 ms where OpenBLAS took
+    25.1-25.7 (a process each); after this, none, and 22.6-24.5 against OpenBLAS's 23.4-26.6.
+    Elsewhere than glibc (no ``gnu_get_libc_version``) nothing is done."""
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "gnu_get_libc_version"):
+        return
+    malloc, free = libc.malloc, libc.free
+    malloc.argtypes, malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    free.argtypes, free.restype = [ctypes.c_void_p], None
+    free(malloc(MALLOC_SETTLE_BYTES))
+
+
+_LIBRARY = _load()
+if _LIBRARY is not None:
+    _settle_malloc()
+
+
+def available() -> bool:
+    """Whether products go to oneDNN (installed, loadable, not turned off)."""
+    return _LIBRARY is not None
+
+
+def version() -> str | None:
+    """The loaded oneDNN's version, or None."""
+    return None if _LIBRARY is None else _LIBRARY.version
+
+
+def _layout(x: Array) -> tuple[bytes, int] | None:
+    """How a float32 matrix lies for a row-major GEMM: (b'N', its row stride in elements) by
+    rows, (b'T', its column stride) by columns (its transpose by rows), None otherwise."""
+    rows, cols = x.shape
+    step0, step1 = x.strides
+    if x.ctypes.data % 4:
+        return None
+    if step1 == 4 and step0 % 4 == 0 and step0 >= max(cols, 1) * 4:
+        return b"N", step0 // 4
+    if step0 == 4 and step1 % 4 == 0 and step1 >= max(rows, 1) * 4:
+        return b"T", step1 // 4
+    return None
+
+
+_FLIP = {b"N": b"T", b"T": b"N"}
+
+
+def matmul_into(a: Array, b: Array, out: Array) -> bool:
+    """``out[...] = a @ b`` for float32 matrices, by oneDNN on the calling thread; False, having
+    done nothing, where oneDNN is not available or an operand is laid out otherwise than by rows
+    or by columns."""
+    library = _LIBRARY
+    if library is None:
+        return False
+    left, right, result = _layout(a), _layout(b), _layout(out)
+    if left is None or right is None or result is None:
+        return False
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        return False  # numpy copies an operand the output overlaps; oneDNN would read it changed
+    (m, k), n = a.shape, b.shape[1]
+    if result[0] == b"T":  # out by columns: out.T = b.T @ a.T, by rows
+        left, right = (_FLIP[right[0]], right[1]), (_FLIP[left[0]], left[1])
+        a, b, m, n = b, a, n, m
+    if library.set_threads is not None and not getattr(_local, "single", False):
+        library.set_threads(1)
+        _local.single = True
+    status = library.sgemm(
+        left[0], right[0], m, n, k, 1.0,
+        a.ctypes.data, left[1], b.ctypes.data, right[1], 0.0, out.ctypes.data, result[1],
+    )  # fmt: skip
+    if status != 0:
+        raise RuntimeError(f"dnnl_sgemm failed with status {status} for a {m}x{k}x{n} product")
+    return True
