@@ -78,7 +78,12 @@ SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products reading ``b`` transpos
 PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer products, a whole vector of output
 STACK_ALIGN = 16  # rows of a stack: a multiple of the kernels' 16-float vectors
 MIN_STACK_ROWS = 48  # the fewest rows a stack measured (faster than packing); fewer not tried
-_ONEDNN = onednn.available()  # products made whole go to oneDNN (_onednn_takes)
+# Products made whole go to oneDNN where it is installed (``_onednn_takes``), and so do those by
+# a deep weight that would run transposed: on one core of the AMD EPYC 0.75-0.96 of the time
+# transposed (48x2048x1024 2.26 against 2.68 ms, 64x3136x1024 4.28 against 5.19, 128x3136x1024
+# 9.0 against 9.4, 40x8192x1000 7.2 against 9.6). Not the few rows transposed into an output
+# by columns (0.79-1.13), nor panels (0.81-1.25) or row stacks (1.0-1.09).
+_ONEDNN = onednn.available()
 
 
 class Way:
@@ -164,6 +169,8 @@ def _way(a: Array, b: Array, m: int, k: int, n: int, any_layout: bool) -> Way:
         and k >= TRANSPOSED_MIN_DEPTH
         and not (width and m <= deep_panel_max_rows())
     ):
+        if _ONEDNN:  # oneDNN's one product is faster still (see _ONEDNN)
+            return WHOLE
         columns = columns_of(b)
         return WHOLE if columns is None else Way(columns=columns, by_columns=any_layout)
     if width:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from aiotf.devices import blas, onednn
-from aiotf.kernels import math_kernels, products
+from aiotf.kernels import derived, math_kernels, products
 from tests.kernels.conftest import in_pool_thread
 
 F32 = np.float32
@@ -122,6 +122,23 @@ def test_a_product_made_whole_goes_to_onednn(monkeypatch) -> None:
     monkeypatch.setattr(products, "_ONEDNN", False)
     np.testing.assert_array_equal(products.product(a, b), a @ b)
     assert len(calls) == 1
+
+
+@needs_onednn
+def test_a_product_by_a_deep_weight_goes_whole_to_onednn(monkeypatch) -> None:
+    """OpenBLAS's transposed product (``products``) took 1.05-1.33x oneDNN's one product; the
+    panels of a few rows stay."""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
+    monkeypatch.setattr(products, "panel_max_rows", lambda: products.SMALL_GEMM_TN_OUTPUT)
+    monkeypatch.setattr(products, "deep_panel_max_rows", lambda: 32)
+    a, b = _operands(48, 2048, 1024, seed=7)
+    derived.freeze(b)
+    assert products.way(a, b) is products.WHOLE
+    assert products.way(a[:32], b).width > 0
+    _close(products.product(a, b), a, b)
+    monkeypatch.setattr(products, "_ONEDNN", False)
+    products._ways.clear()
+    assert products.way(a, b).columns is not None  # transposed
 
 
 @needs_onednn

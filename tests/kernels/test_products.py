@@ -25,6 +25,7 @@ def small_gemm(monkeypatch):
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
     monkeypatch.setattr(products, "panel_max_rows", lambda: products.SMALL_GEMM_TN_OUTPUT)
     monkeypatch.setattr(products, "deep_panel_max_rows", lambda: 0)  # a deep weight: transposed
+    monkeypatch.setattr(products, "_ONEDNN", False)  # ... not oneDNN's (tests/devices/test_onednn)
 
 
 @pytest.mark.parametrize(
@@ -59,6 +60,7 @@ def test_a_deep_weight_runs_by_panels_up_to_as_many_rows_as_measured(
 
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
     monkeypatch.setattr(blas, "cpu_vendor", lambda: vendor)
+    monkeypatch.setattr(products, "_ONEDNN", False)  # with it, whole (tests/devices/test_onednn)
     products.panel_max_rows.cache_clear()
     products.deep_panel_max_rows.cache_clear()
     try:

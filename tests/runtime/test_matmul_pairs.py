@@ -245,6 +245,7 @@ def transposed_products(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
     monkeypatch.setattr(products, "panel_max_rows", lambda: 24)
     monkeypatch.setattr(products, "deep_panel_max_rows", lambda: 0)
+    monkeypatch.setattr(products, "_ONEDNN", False)  # OpenBLAS's (oneDNN's product is whole)
 
 
 @pytest.fixture
