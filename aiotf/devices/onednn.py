@@ -21,7 +21,7 @@ same for some shapes, not for others), as TensorFlow's do. Each row and column c
 however the product is cut into row or column blocks (measured over 17 shapes), so a split
 product's answer does not depend on the split.
 
-The library (150 MB, mapped rather than read) takes 4-7 ms to load, holding the GIL; it is loaded
+The library (53 MB, mapped rather than read) takes 4-7 ms to load, holding the GIL; it is loaded
 with this module (by ``products``, with ``import aiotf``), so that no run pays it on the event
 loop; and glibc's malloc is settled then for its buffers (:func:`_settle_malloc`).
 """
