@@ -113,10 +113,10 @@ def _bind(lib: ctypes.CDLL) -> _Library | None:
         return None
     set_threads = None
     if version.cpu_runtime == _RUNTIME_OMP:
-        try:  # the OpenMP runtime libdnnl loaded: the same handle by its name
-            set_threads = ctypes.CDLL("libgomp.so.1").omp_set_num_threads
-        except (OSError, AttributeError):
+        openmp = _openmp()
+        if openmp is None:
             return None
+        set_threads = openmp.omp_set_num_threads
         set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
     elif version.cpu_runtime != _RUNTIME_SEQ:
         return None
@@ -127,6 +127,24 @@ def _bind(lib: ctypes.CDLL) -> _Library | None:
     ]  # fmt: skip
     sgemm.restype = ctypes.c_int
     return _Library(sgemm, set_threads, f"{version.major}.{version.minor}.{version.patch}")
+
+
+def _openmp() -> ctypes.CDLL | None:
+    """The GNU OpenMP runtime mapped into this process (the one libdnnl loaded, under whatever
+    name its wheel gave it), or None."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {line.split()[-1] for line in maps if "libgomp" in line}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)  # already loaded: the same handle
+        except OSError:
+            continue
+        if hasattr(lib, "omp_set_num_threads"):
+            return lib
+    return None
 
 
 # The size of the block freed once when oneDNN loads (see _settle_malloc).

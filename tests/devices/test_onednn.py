@@ -166,7 +166,8 @@ def test_a_split_product_has_the_bits_of_the_whole(monkeypatch, shape) -> None:
 def test_each_calling_thread_multiplies_alone() -> None:
     """The OpenMP build would start a team of one thread per core in every call: each thread
     that calls has its OpenMP thread count set to one."""
-    gomp = ctypes.CDLL("libgomp.so.1")
+    gomp = onednn._openmp()
+    assert gomp is not None
     gomp.omp_get_max_threads.restype = ctypes.c_int
     seen: list[int] = []
     a, b = _operands(256, 256, 256, seed=5)
