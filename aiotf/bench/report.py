@@ -28,8 +28,9 @@ def format_report(report: dict[str, Any]) -> str:
     m = report["machine"]
     add(
         f"aiotf {m['aiotf']} bench | python {m['python']} numpy {m['numpy']} "
-        f"tensorflow {m['tensorflow'] or '(not installed)'} | {m['event_loop']} | "
-        f"{m['cpu_count']} CPUs | {m['date']}"
+        f"tensorflow {m['tensorflow'] or '(not installed)'} | "
+        f"{m.get('blas') or 'no OpenBLAS'}, oneDNN {m.get('onednn') or '(off)'} | "
+        f"{m['event_loop']} | {m['cpu_count']} CPUs | {m['date']}"
     )
     add("")
     head = f"{'workload':<11} {'variant':<15} {'median':>9} {'p10':>9} {'p90':>9} {'runs':>7} "

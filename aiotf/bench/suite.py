@@ -36,6 +36,7 @@ from aiotf.bench.timing import (
     time_interleaved,
 )
 from aiotf.bench.workloads import Array, Built, Params, Workload
+from aiotf.devices import blas, onednn
 
 EXTRAS = ("lateness", "build", "import", "memory")
 UNOPTIMIZED = "aiotf_L0"  # the variant run with the GraphOptimizer off
@@ -204,6 +205,8 @@ def machine_info(tf: Any) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
+        "blas": blas.describe(),
+        "onednn": onednn.version(),  # None: the products are all numpy's
         "aiotf": aiotf.__version__,
         "tensorflow": getattr(tf, "__version__", None),
         "event_loop": f"{loop.__module__}.{loop.__qualname__}",

@@ -165,6 +165,16 @@ def single_threaded() -> Iterator[None]:
         release_single_threaded()
 
 
+def describe() -> str | None:
+    """The loaded OpenBLAS's name and version, with the kernels it picked for this CPU
+    (``OpenBLAS 0.3.31 (SkylakeX)``), or None when no OpenBLAS is loaded."""
+    controls = _STATE.controls()
+    if controls is None:
+        return None
+    name = " ".join(controls.config.split()[:2]) or "OpenBLAS"
+    return f"{name} ({controls.corename})" if controls.corename else name
+
+
 def blas_threads() -> int | None:
     """OpenBLAS's thread count now, or None when no OpenBLAS is loaded."""
     return _STATE.threads()

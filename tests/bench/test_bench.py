@@ -19,6 +19,7 @@ from aiotf.bench import WORKLOADS, Options, Workload, main, run_suite
 from aiotf.bench.report import format_report
 from aiotf.bench.timing import Contender, time_interleaved
 from aiotf.bench.workloads import Array, Built, Params, Reference
+from aiotf.devices import blas, onednn
 
 TIMED = ("median_s", "p10_s", "p90_s", "runs")
 
@@ -33,6 +34,8 @@ def test_quick_run_writes_the_json_report(
     assert {"machine", "options", "workloads", "ok", "peak_memory"} <= set(report)
     assert report["ok"] is True
     assert report["machine"]["tensorflow"] is None
+    assert report["machine"]["onednn"] == onednn.version()  # which GEMM the products ran on
+    assert report["machine"]["blas"] == blas.describe()
     assert [w["name"] for w in report["workloads"]] == ["tiny", "mlp_b1"]
     for w in report["workloads"]:
         assert w["status"] == "ok"
