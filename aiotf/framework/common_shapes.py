@@ -967,6 +967,16 @@ def fused_matmul_pair(ctx: InferenceContext) -> Sequence[TensorShape]:
     return [shape]
 
 
+def fused_matmul_sum(ctx: InferenceContext) -> Sequence[TensorShape]:
+    """The remapper's ``_FusedMatMulSum``: the AddN of the MatMuls of its inputs taken in pairs."""
+    shapes, dtypes_ = ctx.input_shapes, ctx.input_dtypes
+    products = [
+        matmul(InferenceContext("MatMul", ctx.node_name, shapes[i : i + 2], dtypes_[:2], {}))[0]
+        for i in range(0, len(shapes), 2)
+    ]
+    return [_merge_all(ctx, products)]
+
+
 def sparse_softmax_xent(ctx: InferenceContext) -> Sequence[TensorShape]:
     features, labels = ctx.input_shapes
     batch = None

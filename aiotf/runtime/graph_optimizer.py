@@ -29,7 +29,7 @@ from aiotf.runtime.constant_push_down import push_down_constants
 from aiotf.runtime.cse import eliminate_common_subexpressions
 from aiotf.runtime.graph import Graph, Node
 from aiotf.runtime.layouts import mark_any_layouts
-from aiotf.runtime.remapper import fuse_matmul_pairs, fuse_pools
+from aiotf.runtime.remapper import fuse_matmul_pairs, fuse_matmul_sums, fuse_pools
 
 Rewrite = Callable[[Graph, frozenset[str]], bool]
 MAX_ROUNDS = 10
@@ -133,7 +133,7 @@ def enabled_passes(optimizer_options: Any, remapper: bool = True) -> list[Rewrit
     if cse:
         passes.append(eliminate_common_subexpressions)
     if level >= 0:
-        passes += [fuse_pools, fuse_matmul_pairs] if remapper else []
+        passes += [fuse_pools, fuse_matmul_pairs, fuse_matmul_sums] if remapper else []
         passes.append(mark_any_layouts)
     return passes
 

@@ -161,14 +161,16 @@ def fuse_matmul_pairs(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
     return changed
 
 
-def _plain_product(node: Node) -> bool:
+def _plain_product(node: Node, fused_op: str = "_FusedMatMulPair") -> bool:
     """A float32 MatMul of neither operand transposed nor marked a gradient's (its attrs are
-    the defaults, which the pair's errors give it back), on a device with the fused kernel."""
+    the defaults, which the fused node's errors give it back), on a device with the kernel of
+    ``fused_op``."""
     a = node.attrs
     return (
-        a["T"] == dtypes.float32
+        node.op == "MatMul"
+        and a["T"] == dtypes.float32
         and not (a["transpose_a"] or a["transpose_b"] or a.get("grad_a") or a.get("grad_b"))
-        and _has_kernel(node, "_FusedMatMulPair")
+        and _has_kernel(node, fused_op)
     )
 
 
@@ -236,3 +238,61 @@ def _fuse_pair(graph: Graph, chain: list[Node]) -> None:
         if n.op == "BiasAdd":
             attrs["data_format"] = n.attrs["data_format"]
     _replace(graph, chain, "_FusedMatMulPair", attrs, args)
+
+
+def fuse_matmul_sums(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
+    """Fuse every AddN of MatMuls of ``graph`` (see the module docstring); whether any was."""
+    consumers = graph.consumers()
+    changed = False
+    for total in list(graph):
+        if total.op != "AddN" or total.attrs.get("T") != dtypes.float32:
+            continue
+        products = _summed_products(graph, total, consumers, keep)
+        if products:
+            _fuse_sum(graph, total, products)
+            consumers = graph.consumers()
+            changed = True
+    return changed
+
+
+def _summed_products(
+    graph: Graph, total: Node, consumers: dict[str, list[Node]], keep: frozenset[str]
+) -> list[Node]:
+    """The MatMuls ``total`` sums, if they may fuse into it: two at least, each a plain product
+    on its device, read by it alone and once, not asked to run, no operand a ref; else empty."""
+    names = [src for src, _ in total.inputs]
+    if len(names) < 2 or len(set(names)) != len(names) or any(k for _, k in total.inputs):
+        return []
+    products = [graph[name] for name in names]
+    for node in products:
+        if (
+            not _plain_product(node, "_FusedMatMulSum")
+            or node.name in keep
+            or consumers[node.name] != [total]
+            or node.assigned_device != total.assigned_device
+            or _reads_ref(graph, node, 2)
+        ):
+            return []
+    return products
+
+
+def _fuse_sum(graph: Graph, total: Node, products: list[Node]) -> None:
+    args = [edge for node in products for edge in node.inputs[:2]]
+    controls = [c for n in [*products, total] for c in n.control_inputs]
+    attrs = {
+        "T": total.attrs["T"],
+        "num_args": len(args),
+        "fused_names": [n.name.encode() for n in products],
+    }
+    node = Node(
+        total.name,
+        op_def_registry.lookup("_FusedMatMulSum"),
+        attrs,
+        args,
+        list(dict.fromkeys(controls)),
+        total.requested_device,
+        total.assigned_device,
+    )
+    for n in products:
+        graph.remove(n.name)
+    graph.replace(node)

@@ -529,6 +529,7 @@ FOLD, CSE = "constant_folding", "eliminate_common_subexpressions"
 DEAD, IDENTITY = "remove_dead_nodes", "remove_identity_nodes"
 POOLS = "fuse_pools"
 PAIRS = "fuse_matmul_pairs"
+SUMS = "fuse_matmul_sums"
 LAYOUTS = "mark_any_layouts"
 
 
@@ -545,13 +546,13 @@ def test_remapping_off_leaves_the_remappers_fusions_out() -> None:
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (None, [FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
-        ({}, [FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
-        ({"opt_level": aiotf.OptimizerOptions.L1}, [FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
+        (None, [FOLD, CSE, POOLS, PAIRS, SUMS, LAYOUTS]),
+        ({}, [FOLD, CSE, POOLS, PAIRS, SUMS, LAYOUTS]),
+        ({"opt_level": aiotf.OptimizerOptions.L1}, [FOLD, CSE, POOLS, PAIRS, SUMS, LAYOUTS]),
         # L1 forces both on: the flags cannot turn them off (TensorFlow's GraphOptimizer)
         (
             {"do_constant_folding": False, "do_common_subexpression_elimination": False},
-            [FOLD, CSE, POOLS, PAIRS, LAYOUTS],
+            [FOLD, CSE, POOLS, PAIRS, SUMS, LAYOUTS],
         ),
         # L0 runs the ops as written: the remapper's fusion and the layouts only at L1
         ({"opt_level": aiotf.OptimizerOptions.L0}, []),
@@ -561,7 +562,7 @@ def test_remapping_off_leaves_the_remappers_fusions_out() -> None:
             [CSE],
         ),
         ({"opt_level": aiotf.OptimizerOptions.L0, "do_function_inlining": True}, [DEAD, IDENTITY]),
-        ({"do_function_inlining": True}, [DEAD, IDENTITY, FOLD, CSE, POOLS, PAIRS, LAYOUTS]),
+        ({"do_function_inlining": True}, [DEAD, IDENTITY, FOLD, CSE, POOLS, PAIRS, SUMS, LAYOUTS]),
     ],
 )
 def test_enabled_passes_combine_level_and_flags_like_tensorflow(

@@ -83,3 +83,16 @@ register_op(
     ],
     shape_fn=common_shapes.fused_matmul_pair,
 )
+
+# The remapper's third fusion (``runtime/remapper.py``): an AddN of MatMuls that nothing else
+# reads, ``AddN(MatMul(a0, b0), MatMul(a1, b1), ...)``, each product folded into its share of the
+# sum while it is in cache. ``args`` are the MatMuls' operands in the AddN's order (a0, b0, a1,
+# b1, ...), ``fused_names`` the MatMuls' nodes (whose errors name them); the node takes the AddN's
+# name.
+register_op(
+    "_FusedMatMulSum",
+    inputs=["args: num_args * T"],
+    outputs=["sum: T"],
+    attrs=["T: {float}", "num_args: int >= 4", "fused_names: list(string)"],
+    shape_fn=common_shapes.fused_matmul_sum,
+)
