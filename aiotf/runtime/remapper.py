@@ -37,6 +37,16 @@ change with the pool. The MatMuls float32 and neither transposed; every op but t
 by the next alone (no other data or control edge) and not asked for; the BiasAdds of one data
 format; no input a ref; the fused node takes the last op's name. The pairs are taken from the
 graph's inputs on (an MLP's first two layers pair, the third stays a MatMul).
+
+The third, ``_FusedMatMulSum``: an AddN of two or more MatMuls, ``AddN(MatMul(a0, b0),
+MatMul(a1, b1), ...)`` (wide16). Run as written, the products all end before the sum starts,
+which then reads them back from L3 (wide16's: 16 MiB, ~1 ms of a ~22 ms step), while one
+thread waits for the other's last product. The fused kernel folds each product into its share of
+the sum as soon as it is made, while it is in cache, in the AddN's own groups and order, so its
+bits are the AddN's (``kernels/fused_products.py``). The MatMuls plain products as a pair's
+(float32, not transposed, default attrs), each read by the AddN alone and once, not asked for,
+on its device, no operand a ref; the AddN float32; the fused node takes the AddN's name and its
+operands are the MatMuls', in the AddN's order.
 """
 
 from __future__ import annotations
