@@ -126,22 +126,21 @@ def _fuse(graph: Graph, pool: Node, chain: list[Node]) -> None:
         attrs.update(  # the rest are the pool's too
             {f"conv_{key}": v for key, v in conv.attrs.items() if key not in ("T", "data_format")}
         )
-    _replace(graph, [*chain, pool], "_FusedMaxPool", attrs, args)
+    _replace(graph, [*chain, pool], "_FusedMaxPool", attrs, [chain[0].inputs[0], *args])
 
 
 def _replace(
-    graph: Graph, chain: list[Node], op: str, attrs: dict[str, Any], args: list[tuple[str, int]]
+    graph: Graph, chain: list[Node], op: str, attrs: dict[str, Any], inputs: list[tuple[str, int]]
 ) -> None:
     """Put a node of ``op`` in place of ``chain``'s last node (its name and devices), taking
-    the first node's data input, then ``args``, and every control input of the chain; the other
-    nodes of the chain go."""
+    ``inputs`` and every control input of the chain; the other nodes of the chain go."""
     *fused, last = chain
     controls = [c for n in chain for c in n.control_inputs]
     node = Node(
         last.name,
         op_def_registry.lookup(op),
         attrs,
-        [chain[0].inputs[0], *args],
+        inputs,
         list(dict.fromkeys(controls)),
         last.requested_device,
         last.assigned_device,
@@ -247,7 +246,7 @@ def _fuse_pair(graph: Graph, chain: list[Node]) -> None:
     for n in chain:
         if n.op == "BiasAdd":
             attrs["data_format"] = n.attrs["data_format"]
-    _replace(graph, chain, "_FusedMatMulPair", attrs, args)
+    _replace(graph, chain, "_FusedMatMulPair", attrs, [chain[0].inputs[0], *args])
 
 
 def fuse_matmul_sums(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
@@ -288,21 +287,9 @@ def _summed_products(
 
 def _fuse_sum(graph: Graph, total: Node, products: list[Node]) -> None:
     args = [edge for node in products for edge in node.inputs[:2]]
-    controls = [c for n in [*products, total] for c in n.control_inputs]
     attrs = {
         "T": total.attrs["T"],
         "num_args": len(args),
         "fused_names": [n.name.encode() for n in products],
     }
-    node = Node(
-        total.name,
-        op_def_registry.lookup("_FusedMatMulSum"),
-        attrs,
-        args,
-        list(dict.fromkeys(controls)),
-        total.requested_device,
-        total.assigned_device,
-    )
-    for n in products:
-        graph.remove(n.name)
-    graph.replace(node)
+    _replace(graph, [*products, total], "_FusedMatMulSum", attrs, args)

@@ -15,6 +15,7 @@ import pytest
 from aiotf.devices import blas, onednn
 from aiotf.kernels import derived, math_kernels, products
 from tests.kernels.conftest import in_pool_thread
+from tests.kernels.test_products import _close, _operands
 
 F32 = np.float32
 
@@ -49,16 +50,6 @@ def test_the_environment_turns_it_off() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == ["False", "False", "None"]
-
-
-def _operands(m: int, k: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((m, k)).astype(F32), rng.standard_normal((k, n)).astype(F32)
-
-
-def _close(got: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(a.shape[1]))
 
 
 def _by_columns(x: np.ndarray) -> np.ndarray:
