@@ -23,7 +23,8 @@ product's answer does not depend on the split.
 
 The library (53 MB, mapped rather than read) takes 4-7 ms to load, holding the GIL; it is loaded
 with this module (by ``products``, with ``import aiotf``), so that no run pays it on the event
-loop; and glibc's malloc is settled then for its buffers (:func:`_settle_malloc`).
+loop. Its first product settles glibc's malloc for its buffers, for the whole process
+(:func:`_settle_malloc`).
 """
 
 from __future__ import annotations
@@ -57,10 +58,11 @@ class _Version(ctypes.Structure):
 
 
 class _Library:
-    """The loaded ``dnnl_sgemm``, the OpenMP thread count setter (None for a sequential build)
-    and the version, as ``major.minor.patch``."""
+    """The loaded library's handle, its ``dnnl_sgemm``, the OpenMP thread count setter (None
+    for a sequential build) and the version, as ``major.minor.patch``."""
 
-    def __init__(self, sgemm: Any, set_threads: Any, version: str) -> None:
+    def __init__(self, handle: ctypes.CDLL, sgemm: Any, set_threads: Any, version: str) -> None:
+        self.handle = handle
         self.sgemm = sgemm
         self.set_threads = set_threads
         self.version = version
@@ -91,10 +93,17 @@ def _load() -> _Library | None:
     if os.environ.get("AIOTF_ONEDNN", "1") == "0" or not sys.platform.startswith("linux"):
         return None
     for path in _candidates():
+        cpus = os.sched_getaffinity(0)
         try:
             lib = ctypes.CDLL(path)
         except OSError:  # its OpenMP or TBB runtime missing, another platform's build
             continue
+        finally:
+            # GNU OpenMP binds the thread that loads it to one CPU when OMP_PROC_BIND,
+            # OMP_PLACES or GOMP_CPU_AFFINITY ask for binding, and every thread started after
+            # (the pools') would inherit it: the loading thread gets its CPUs back.
+            if os.sched_getaffinity(0) != cpus:
+                os.sched_setaffinity(0, cpus)
         loaded = _bind(lib)
         if loaded is not None:
             return loaded
@@ -113,10 +122,11 @@ def _bind(lib: ctypes.CDLL) -> _Library | None:
         return None
     set_threads = None
     if version.cpu_runtime == _RUNTIME_OMP:
-        openmp = _openmp()
-        if openmp is None:
+        # Looked up through libdnnl's handle: the OpenMP runtime it is linked to, whatever other
+        # copies (renamed in other wheels) the process has loaded.
+        set_threads = getattr(lib, "omp_set_num_threads", None)
+        if set_threads is None:
             return None
-        set_threads = openmp.omp_set_num_threads
         set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
     elif version.cpu_runtime != _RUNTIME_SEQ:
         return None
@@ -126,28 +136,10 @@ def _bind(lib: ctypes.CDLL) -> _Library | None:
         ptr, dim, ptr, dim, ctypes.c_float, ptr, dim,
     ]  # fmt: skip
     sgemm.restype = ctypes.c_int
-    return _Library(sgemm, set_threads, f"{version.major}.{version.minor}.{version.patch}")
+    return _Library(lib, sgemm, set_threads, f"{version.major}.{version.minor}.{version.patch}")
 
 
-def _openmp() -> ctypes.CDLL | None:
-    """The GNU OpenMP runtime mapped into this process (the one libdnnl loaded, under whatever
-    name its wheel gave it), or None."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as maps:
-            paths = {line.split()[-1] for line in maps if "libgomp" in line}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)  # already loaded: the same handle
-        except OSError:
-            continue
-        if hasattr(lib, "omp_set_num_threads"):
-            return lib
-    return None
-
-
-# The size of the block freed once when oneDNN loads (see _settle_malloc).
+# The size of the block freed once, before oneDNN's first product (see _settle_malloc).
 MALLOC_SETTLE_BYTES = 8 << 20
 
 
@@ -160,6 +152,8 @@ def _settle_malloc() -> None:
     in every call. Mapped afresh each time, their pages were faulted in again by every product:
     wide16's sixteen took ~2,300 page faults a run, and 26.5-28.4 ms where OpenBLAS took
     25.1-25.7 (a process each); after this, none, and 22.6-24.5 against OpenBLAS's 23.4-26.6.
+    The thresholds are the process's: from then on its free heap memory goes back to the
+    system only past 16 MiB a heap (glibc's own rule once it has seen such a block freed).
     Elsewhere than glibc (no ``gnu_get_libc_version``) nothing is done."""
     libc = ctypes.CDLL(None)
     if not hasattr(libc, "gnu_get_libc_version"):
@@ -171,8 +165,7 @@ def _settle_malloc() -> None:
 
 
 _LIBRARY = _load()
-if _LIBRARY is not None:
-    _settle_malloc()
+_settled = False  # _settle_malloc has run: the first product oneDNN makes runs it
 
 
 def available() -> bool:
@@ -185,18 +178,25 @@ def version() -> str | None:
     return None if _LIBRARY is None else _LIBRARY.version
 
 
-def _layout(x: Array) -> tuple[bytes, int] | None:
-    """How a float32 matrix lies for a row-major GEMM: (b'N', its row stride in elements) by
-    rows, (b'T', its column stride) by columns (its transpose by rows), None otherwise."""
+def _layout(x: Array) -> tuple[bytes, int, int] | None:
+    """How a float32 matrix lies for a row-major GEMM, with its address: (b'N', its row stride
+    in elements) by rows, (b'T', its column stride) by columns (its transpose by rows), None
+    otherwise or for another dtype."""
+    if x.dtype != _F32:
+        return None
     rows, cols = x.shape
     step0, step1 = x.strides
-    if x.ctypes.data % 4:
+    address = x.__array_interface__["data"][0]
+    if address % 4:
         return None
     if step1 == 4 and step0 % 4 == 0 and step0 >= max(cols, 1) * 4:
-        return b"N", step0 // 4
+        return b"N", step0 // 4, address
     if step0 == 4 and step1 % 4 == 0 and step1 >= max(rows, 1) * 4:
-        return b"T", step1 // 4
+        return b"T", step1 // 4, address
     return None
+
+
+_F32 = np.dtype(np.float32)  # native byte order
 
 
 _FLIP = {b"N": b"T", b"T": b"N"}
@@ -210,21 +210,32 @@ def matmul_into(a: Array, b: Array, out: Array) -> bool:
     if library is None:
         return False
     left, right, result = _layout(a), _layout(b), _layout(out)
-    if left is None or right is None or result is None:
+    if left is None or right is None or result is None or not out.flags.writeable:
         return False
     if np.may_share_memory(out, a) or np.may_share_memory(out, b):
         return False  # numpy copies an operand the output overlaps; oneDNN would read it changed
     (m, k), n = a.shape, b.shape[1]
     if result[0] == b"T":  # out by columns: out.T = b.T @ a.T, by rows
-        left, right = (_FLIP[right[0]], right[1]), (_FLIP[left[0]], left[1])
-        a, b, m, n = b, a, n, m
-    if library.set_threads is not None and not getattr(_local, "single", False):
-        library.set_threads(1)
-        _local.single = True
+        left, right = (_FLIP[right[0]], *right[1:]), (_FLIP[left[0]], *left[1:])
+        m, n = n, m
+    if not getattr(_local, "single", False):
+        _first_product_on_this_thread(library)
     status = library.sgemm(
         left[0], right[0], m, n, k, 1.0,
-        a.ctypes.data, left[1], b.ctypes.data, right[1], 0.0, out.ctypes.data, result[1],
+        left[2], left[1], right[2], right[1], 0.0, result[2], result[1],
     )  # fmt: skip
     if status != 0:
         raise RuntimeError(f"dnnl_sgemm failed with status {status} for a {m}x{k}x{n} product")
     return True
+
+
+def _first_product_on_this_thread(library: _Library) -> None:
+    """Hold this thread's OpenMP team to itself, and settle glibc's malloc the first time any
+    thread multiplies (two threads doing both at once free two blocks: no harm)."""
+    global _settled
+    if library.set_threads is not None:
+        library.set_threads(1)
+    _local.single = True
+    if not _settled:
+        _settle_malloc()
+        _settled = True

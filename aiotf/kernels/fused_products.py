@@ -332,15 +332,12 @@ def fused_matmul_sum(*args: Array, node: KernelNode) -> Array:
     lead = {0: 8, 1: 9}.get(n % 8, n % 8)
     groups = [(0, min(lead, n))] + [(lo, min(lo + 8, n)) for lo in range(lead, n, 8)]
     sums = _Sums(pairs, groups)
-    workers = min(intra_op.workers(), len(groups))
+    workers = min(intra_op.workers(), n)  # a thread without a group of its own takes others'
     if workers > 1:
         intra_op.parallel_for(workers, lambda w: sums.work(w, workers))
     else:
         sums.work(0, 1)
-    total = sums.totals[0]
-    for other in sums.totals[1:]:
-        np.add(total, other, out=total)
-    return total
+    return sums.total()
 
 
 def _sum_valid(pairs: list[tuple[Array, Array]]) -> bool:
@@ -360,8 +357,8 @@ class _Sums:
     """One call's products and groups: which products each thread has claimed, the products
     made and not yet folded, each group's sum so far (``totals``) and the next product it
     folds, and whether a thread is folding it now. ``claimed[g]`` and ``stolen[g]`` count the
-    group's products taken from its front and its back; state changes under ``lock``, the
-    products and the folds outside it."""
+    group's products taken from its front and its back, ``started[g]`` whether its own thread
+    has begun it; state changes under ``lock``, the products and the folds outside it."""
 
     def __init__(self, pairs: list[tuple[Array, Array]], groups: list[tuple[int, int]]) -> None:
         self.pairs = pairs
@@ -369,8 +366,9 @@ class _Sums:
         self.group_of = [g for g, (lo, hi) in enumerate(groups) for _ in range(lo, hi)]
         self.claimed = [0] * len(groups)
         self.stolen = [0] * len(groups)
+        self.started = [False] * len(groups)
         self.made: list[Array | None] = [None] * len(pairs)
-        self.totals: list[Array] = [np.empty(0, np.float32)] * len(groups)
+        self.totals: list[Array | None] = [None] * len(groups)
         self.next_fold = [lo for lo, _ in groups]
         self.folding = [False] * len(groups)
         self.lock = threading.Lock()
@@ -388,15 +386,32 @@ class _Sums:
                 self.made[i] = made
             self._fold(self.group_of[i])
 
+    def total(self) -> Array:
+        """The groups' sums added in order, once every product is folded."""
+        sums = [t for t in self.totals if t is not None]
+        if len(sums) != len(self.groups):
+            raise AssertionError("a group of the sum was left unfolded")
+        total = sums[0]
+        for other in sums[1:]:
+            np.add(total, other, out=total)
+        return total
+
     def _claim(self, worker: int, workers: int) -> int:
+        """The next product for ``worker``: its own groups' next, in order; else the last one
+        left of another group, or its first while its own thread has not begun it (a late
+        helper's: made in order, each is folded while in cache); -1 when none is left."""
         with self.lock:
             for g, (lo, hi) in enumerate(self.groups):
                 if g % workers == worker and lo + self.claimed[g] < hi - self.stolen[g]:
+                    self.started[g] = True
                     self.claimed[g] += 1
                     return lo + self.claimed[g] - 1
             for g in reversed(range(len(self.groups))):
                 lo, hi = self.groups[g]
                 if lo + self.claimed[g] < hi - self.stolen[g]:
+                    if not self.started[g]:
+                        self.claimed[g] += 1
+                        return lo + self.claimed[g] - 1
                     self.stolen[g] += 1
                     return hi - self.stolen[g]
         return -1
@@ -404,7 +419,6 @@ class _Sums:
     def _fold(self, g: int) -> None:
         """Fold group ``g``'s products that are made, in order, unless another thread is
         folding it (which then folds this one too: it looks again before it stops)."""
-        lo = self.groups[g][0]
         while True:
             with self.lock:
                 i = self.next_fold[g]
@@ -414,10 +428,11 @@ class _Sums:
                 self.folding[g] = True
                 self.made[i] = None
             try:
-                if i == lo:
-                    self.totals[g] = made  # the first product is the group's sum so far
+                total = self.totals[g]
+                if total is None:  # the group's first product is its sum so far
+                    self.totals[g] = made
                 else:
-                    np.add(self.totals[g], made, out=self.totals[g])
+                    np.add(total, made, out=total)
             finally:
                 with self.lock:
                     self.next_fold[g] = i + 1

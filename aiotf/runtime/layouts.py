@@ -27,6 +27,9 @@ ANY_LAYOUT = "_any_layout"
 # Readers that take a matrix in any layout (either operand of a product, or of the remapper's
 # pair of products) ...
 _READS_ANY = frozenset({"MatMul", "_FusedMatMulPair"})
+# (the remapper's sum of products reads its operands in any layout too, and is never marked: its
+# output is the sum's own, by rows)
+_TAKES_ANY = _READS_ANY | {"_FusedMatMulSum"}
 # ... and kernels of one data operand whose output keeps its input's layout, measured as fast
 # or within a few microseconds on 64x512 (BiasAdd's bias runs along the last axis; Identity
 # hands on the array itself).
@@ -63,7 +66,7 @@ def _read_in_any_layout(product: Node, consumers: dict[str, list[Node]]) -> bool
         name = pending.pop()
         for reader in consumers[name]:
             for i, (src, _) in enumerate(reader.inputs):
-                if src != name or reader.op in _READS_ANY:
+                if src != name or reader.op in _TAKES_ANY:
                     continue
                 if reader.op not in _HANDS_ON or i != 0:
                     return False

@@ -157,21 +157,42 @@ def test_a_split_product_has_the_bits_of_the_whole(monkeypatch, shape) -> None:
 def test_each_calling_thread_multiplies_alone() -> None:
     """The OpenMP build would start a team of one thread per core in every call: each thread
     that calls has its OpenMP thread count set to one."""
-    gomp = onednn._openmp()
-    assert gomp is not None
-    gomp.omp_get_max_threads.restype = ctypes.c_int
+    library = onednn._LIBRARY
+    assert library is not None and library.set_threads is not None  # the OpenMP build
+    openmp = library.handle  # its own OpenMP runtime, found through it (another may be loaded)
+    openmp.omp_get_max_threads.restype = ctypes.c_int
     seen: list[int] = []
     a, b = _operands(256, 256, 256, seed=5)
 
     def call() -> None:
+        openmp.omp_set_num_threads(2)  # as it would be for a thread of a 2-core machine
         onednn.matmul_into(a, b, np.empty((256, 256), F32))
-        seen.append(gomp.omp_get_max_threads())
+        seen.append(openmp.omp_get_max_threads())
 
     for _ in range(2):
         thread = threading.Thread(target=call)
         thread.start()
         thread.join()
     assert seen == [1, 1]
+
+
+@needs_onednn
+@pytest.mark.parametrize(
+    "binding", ["OMP_PROC_BIND=true", "OMP_PLACES=cores", "GOMP_CPU_AFFINITY=0"]
+)
+def test_loading_it_leaves_the_process_on_all_its_cpus(binding: str) -> None:
+    """Regression: GNU OpenMP, loaded with oneDNN, bound the importing thread to one CPU when
+    asked to bind, and every pool thread started after inherited it."""
+    code = "import os; cpus = os.sched_getaffinity(0); import aiotf; "
+    code += "from aiotf.devices import onednn; "
+    code += "print(onednn.available(), os.sched_getaffinity(0) == cpus, len(cpus))"
+    name, value = binding.split("=")
+    env = dict(os.environ, **{name: value})
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    available, same, cpus = out.stdout.split()
+    assert available == "True" and same == "True", out.stdout
 
 
 _FAULTS = """

@@ -16,9 +16,14 @@ from aiotf.kernels import registry
 from aiotf.kernels.registry import KernelNode
 from aiotf.proto import RewriterConfig
 from aiotf.runtime.graph import Graph
+from aiotf.runtime.layouts import mark_any_layouts
 from aiotf.runtime.remapper import fuse_matmul_sums
 from tests.kernels.conftest import in_pool_thread
-from tests.runtime.test_matmul_pairs import in_pool, pool_device  # noqa: F401 - a fixture
+from tests.runtime.test_matmul_pairs import (  # noqa: F401 - fixtures
+    in_pool,
+    pool_device,
+    pool_of_four,
+)
 from tests.runtime.test_remapper import CPU0, CPU1, add
 
 F32 = dtypes.float32
@@ -38,17 +43,17 @@ def sum_graph(n: int, device: str = CPU0, **matmul_attrs: Any) -> Graph:
 
 
 def test_an_addn_of_matmuls_fuses_into_one_node_of_its_name() -> None:
-    g = sum_graph(3)
+    g = sum_graph(10)
     add(g, "c", "NoOp")
     g["mm1"].control_inputs.append("c")
     assert fuse_matmul_sums(g, frozenset())
     node = g["sum"]
     assert node.op == "_FusedMatMulSum"
-    assert node.inputs == [("x", 0), ("w0", 0), ("x", 0), ("w1", 0), ("x", 0), ("w2", 0)]
-    assert node.attrs["num_args"] == 6
-    assert node.attrs["fused_names"] == [b"mm0", b"mm1", b"mm2"]
+    assert node.inputs == [edge for i in range(10) for edge in (("x", 0), (f"w{i}", 0))]
+    assert node.attrs["num_args"] == 20
+    assert node.attrs["fused_names"] == [f"mm{i}".encode() for i in range(10)]
     assert node.control_inputs == ["c"]
-    assert not {"mm0", "mm1", "mm2"} & {n.name for n in g}
+    assert not {f"mm{i}" for i in range(10)} & {n.name for n in g}
     assert g["out"].inputs == [("sum", 0)]
     assert not fuse_matmul_sums(g, frozenset())
 
@@ -56,10 +61,10 @@ def test_an_addn_of_matmuls_fuses_into_one_node_of_its_name() -> None:
 @pytest.mark.parametrize(
     "change",
     ["fetched", "read twice", "read elsewhere", "transposed", "one input not a product",
-     "one product on another device", "one product"],
+     "one product on another device", "one group of the sum's"],
 )  # fmt: skip
 def test_what_stays_as_written(change: str) -> None:
-    g = sum_graph(1 if change == "one product" else 3)
+    g = sum_graph(9 if change == "one group of the sum's" else 10)
     keep = frozenset({"mm1"}) if change == "fetched" else frozenset()
     if change == "read twice":
         g["sum"].inputs[2] = ("mm1", 0)
@@ -103,18 +108,43 @@ def addn_of_products(args: list[Array]) -> Array:
     return result
 
 
+@pytest.mark.parametrize("size", ["small", "large"])  # numpy's products; oneDNN's if installed
 @pytest.mark.parametrize("n", [2, 3, 8, 9, 16, 20])
-def test_the_addns_bits_on_one_thread_and_two(n: int, pool_device: Any) -> None:  # noqa: F811
+def test_the_addns_bits_on_one_thread_and_more(
+    n: int,
+    size: str,
+    pool_device: Any,  # noqa: F811
+    pool_of_four: Any,  # noqa: F811
+) -> None:
     """The AddN's groups (the first eight, or n % 8; then eights) in its order, each product
     folded in turn whichever thread made it."""
-    args = operands(n, seed=n)
+    shape = (96, 128, 80) if size == "small" else (128, 256, 64)
+    args = operands(n, *shape, seed=n)
     kernel = registry.create_kernel(sum_node(n), "CPU")
     want = addn_of_products(args)
     np.testing.assert_array_equal(kernel.compute(*args), want)
     # a pool thread whose helper never comes: the caller claims every group's products
     np.testing.assert_array_equal(in_pool_thread(2, lambda: kernel.compute(*args)), want)
-    for _ in range(5):  # both pool threads, each its own groups, then the other's last ones
-        np.testing.assert_array_equal(in_pool(pool_device, lambda: kernel.compute(*args)), want)
+    for device in (pool_device, pool_of_four):  # each thread its own groups, then others'
+        for _ in range(3):
+            np.testing.assert_array_equal(in_pool(device, lambda: kernel.compute(*args)), want)
+
+
+def test_the_products_operands_keep_any_layout() -> None:
+    """A MatMul read only by the fused sum's products may still leave its output laid out by
+    columns (``runtime/layouts.py``), as when the sum's MatMuls were the graph's."""
+    g = Graph()
+    add(g, "x", "Placeholder", dtype=F32)
+    add(g, "v", "Placeholder", dtype=F32)
+    add(g, "h", "MatMul", ["x", "v"], T=F32)
+    for i in range(10):
+        add(g, f"w{i}", "Placeholder", dtype=F32)
+        add(g, f"mm{i}", "MatMul", ["h", f"w{i}"], T=F32)
+    add(g, "sum", "AddN", [f"mm{i}" for i in range(10)], T=F32, N=10)
+    assert fuse_matmul_sums(g, frozenset())
+    assert mark_any_layouts(g, frozenset())
+    assert g["h"].attrs.get("_any_layout") is True
+    assert "_any_layout" not in g["sum"].attrs  # its own output is by rows
 
 
 @pytest.mark.parametrize(
@@ -132,9 +162,9 @@ async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
     g = aiotf.Graph()
     with g.as_default():
         x = aiotf.placeholder(aiotf.float32, [None, None], name="x")
-        ws = [aiotf.placeholder(aiotf.float32, [None, None], name=f"w{i}") for i in range(3)]
+        ws = [aiotf.placeholder(aiotf.float32, [None, None], name=f"w{i}") for i in range(10)]
         y = aiotf.add_n([aiotf.matmul(x, w, name=f"mm{i}") for i, w in enumerate(ws)], name="sum")
-    wv = [rng.standard_normal((32, 8)).astype(np.float32) for _ in range(3)]
+    wv = [rng.standard_normal((32, 8)).astype(np.float32) for _ in range(10)]
     good = {x: xv, **dict(zip(ws, wv, strict=True))}
     bad = dict(good)
     bad[ws[2]] = wv[2][:20] if case == "inner" else rng.standard_normal((32, 9)).astype(np.float32)
