@@ -78,12 +78,17 @@ SMALL_GEMM_TN_OUTPUT = 1200  # m·n of its small products reading ``b`` transpos
 PANEL_WIDTHS = (32, 16, 8, 4)  # wider panels first: fewer products, a whole vector of output
 STACK_ALIGN = 16  # rows of a stack: a multiple of the kernels' 16-float vectors
 MIN_STACK_ROWS = 48  # the fewest rows a stack measured (faster than packing); fewer not tried
-# Products made whole go to oneDNN where it is installed (``_onednn_takes``), and so do those by
-# a deep weight that would run transposed: on one core of the AMD EPYC 0.75-0.96 of the time
-# transposed (48x2048x1024 2.26 against 2.68 ms, 64x3136x1024 4.28 against 5.19, 128x3136x1024
+# Products made whole go to oneDNN where it is installed (``_whole``), and so do those by
+# a deep weight that would run transposed: on one core of the AMD EPYC in 0.75-0.96 of the
+# transposed product's time (48x2048x1024 2.26 against 2.68 ms, 64x3136x1024 4.28 against 5.19, 128x3136x1024
 # 9.0 against 9.4, 40x8192x1000 7.2 against 9.6). Not the few rows transposed into an output
 # by columns (0.79-1.13), nor panels (0.81-1.25) or row stacks (1.0-1.09).
 _ONEDNN = onednn.available()
+# The fewest multiply-adds of a product oneDNN makes: below, its call took longer than numpy's
+# (one core: 100x100x101 37 against 27 us, 128x128x128 52 against 49; 128x256x128 85 against 88).
+# Decided for the whole product, which its parts keep (``BY_ONEDNN``), so that a split product
+# is made by one library whatever its parts' sizes.
+ONEDNN_MIN_VOLUME = 4 * SMALL_GEMM_VOLUME
 
 
 class Way:
@@ -114,6 +119,7 @@ class Way:
 
 
 WHOLE = Way()
+BY_ONEDNN = Way()  # one product, by oneDNN (``devices/onednn.py``): see ONEDNN_MIN_VOLUME
 
 
 def way(a: Array, b: Array, any_layout: bool = False) -> Way:
@@ -134,15 +140,18 @@ def way(a: Array, b: Array, any_layout: bool = False) -> Way:
         or m * k * n <= SMALL_GEMM_VOLUME  # small already: OpenBLAS takes its small kernel
         or a.dtype != np.float32
         or b.dtype != np.float32
-        or not blas.small_gemm_kernels()
     ):
         return WHOLE
+    if not blas.small_gemm_kernels():
+        return _whole(m, k, n)
     geometry = (a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype, any_layout)
     key = id(b)
     known = _ways.get(key)
     if known is not None and known[0]() is b and known[1] == geometry:
         return known[2]
     how = _way(a, b, m, k, n, any_layout)
+    if how is WHOLE:
+        how = _whole(m, k, n)
     if how.columns is None or how.columns.base is None:
         _ways[key] = (weakref.ref(b, functools.partial(_forget, key)), geometry, how)
     return how
@@ -150,6 +159,12 @@ def way(a: Array, b: Array, any_layout: bool = False) -> Way:
 
 # id(b) -> (a weak reference to b, the operands' geometry, the way): ``way``'s memory
 _ways: dict[int, tuple[weakref.ref[Array], tuple[Any, ...], Way]] = {}
+
+
+def _whole(m: int, k: int, n: int) -> Way:
+    """How a float32 product of two rows at least runs whole: by oneDNN where it is installed,
+    from ONEDNN_MIN_VOLUME multiply-adds and two columns (one is numpy's GEMV), else numpy's."""
+    return BY_ONEDNN if _ONEDNN and n >= 2 and m * k * n >= ONEDNN_MIN_VOLUME else WHOLE
 
 
 def _forget(key: int, _: object) -> None:
@@ -170,7 +185,7 @@ def _way(a: Array, b: Array, m: int, k: int, n: int, any_layout: bool) -> Way:
         and not (width and m <= deep_panel_max_rows())
     ):
         if _ONEDNN:  # oneDNN's one product is faster still (see _ONEDNN)
-            return WHOLE
+            return BY_ONEDNN
         columns = columns_of(b)
         return WHOLE if columns is None else Way(columns=columns, by_columns=any_layout)
     if width:
@@ -266,13 +281,8 @@ def product(a: Array, b: Array, how: Way | None = None, any_layout: bool = False
     if how is None:  # one row (mlp_b1): no call to spare
         how = WHOLE if a.shape[0] < 2 else way(a, b, any_layout)
     if how is WHOLE:
-        if not _onednn_takes(a, b):
-            result: Array = np.matmul(a, b)
-            return result
-        out = np.empty((a.shape[0], b.shape[1]), np.float32)
-        if not onednn.matmul_into(a, b, out):
-            np.matmul(a, b, out=out)
-        return out
+        result: Array = np.matmul(a, b)
+        return result
     out = output(a, b, how)
     into(a, b, out, how)
     return out
@@ -295,27 +305,8 @@ def into(a: Array, b: Array, out: Array, how: Way | None = None) -> None:
             np.matmul(how.columns, a.T, out=out.T)
         else:
             np.copyto(out, np.matmul(how.columns, a.T).T)
-    elif how.rows:
-        _by_stacks(a, b, how.rows, out)
-    elif not (_onednn_takes(a, b) and onednn.matmul_into(a, b, out)):
-        np.matmul(a, b, out=out)
-
-
-def _onednn_takes(a: Array, b: Array) -> bool:
-    """Whether a product made whole goes to oneDNN (``devices/onednn.py``): where it is
-    available, float32 products bigger than OpenBLAS's small kernels take, of two rows and two
-    columns at least (one is a matrix-vector product, numpy's GEMV); the same test for every
-    part of a split product (``math_kernels.least_part`` keeps the parts that big)."""
-    m, k = a.shape
-    n = b.shape[1]
-    return (
-        _ONEDNN
-        and m >= 2
-        and n >= 2
-        and m * k * n > SMALL_GEMM_VOLUME
-        and a.dtype == np.float32
-        and b.dtype == np.float32
-    )
+    elif how is not BY_ONEDNN or not onednn.matmul_into(a, b, out):
+        np.matmul(a, b, out=out)  # (an operand laid out for neither: numpy's, as it copies)
 
 
 def _by_panels(a: Array, columns: Array, width: int, out: Array) -> None:

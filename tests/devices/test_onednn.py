@@ -105,9 +105,11 @@ def test_a_product_made_whole_goes_to_onednn(monkeypatch) -> None:
     got = products.product(a, b)
     assert calls == [(300, 256, 200)]
     _close(got, a, b)
-    # Not: one row (numpy's GEMV), products OpenBLAS's small kernels take, other dtypes.
+    # Not: one row (numpy's GEMV), products OpenBLAS's small kernels take, products below
+    # ONEDNN_MIN_VOLUME (numpy's call was quicker), other dtypes.
     products.product(a[:1], b)
     products.product(a[:, :16], b[:16])
+    products.product(a[:64], b[:, :120])  # 64x256x120: 2.0M multiply-adds
     products.product(a.astype(np.float64), b.astype(np.float64))
     assert calls == [(300, 256, 200)]
     monkeypatch.setattr(products, "_ONEDNN", False)
@@ -124,12 +126,33 @@ def test_a_product_by_a_deep_weight_goes_whole_to_onednn(monkeypatch) -> None:
     monkeypatch.setattr(products, "deep_panel_max_rows", lambda: 32)
     a, b = _operands(48, 2048, 1024, seed=7)
     derived.freeze(b)
-    assert products.way(a, b) is products.WHOLE
+    assert products.way(a, b) is products.BY_ONEDNN
     assert products.way(a[:32], b).width > 0
     _close(products.product(a, b), a, b)
     monkeypatch.setattr(products, "_ONEDNN", False)
     products._ways.clear()
     assert products.way(a, b).columns is not None  # transposed
+
+
+@needs_onednn
+def test_every_part_of_a_split_product_goes_where_the_whole_went(monkeypatch) -> None:
+    """A product of at least ONEDNN_MIN_VOLUME goes to oneDNN, and so do all its parts when
+    it is split, however few multiply-adds each has (one library makes every row)."""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    a, b = _operands(240, 256, 100, seed=8)  # 6.1M multiply-adds; a third 2.0M
+    assert products.way(a, b) is products.BY_ONEDNN
+    assert products.way(a[:80], b) is products.WHOLE
+    parts: list[tuple[int, ...]] = []
+    real = onednn.matmul_into
+
+    def spy(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> bool:
+        parts.append(out.shape)
+        return real(x, y, out)
+
+    monkeypatch.setattr(onednn, "matmul_into", spy)
+    split = in_pool_thread(2, lambda: math_kernels.matmul(a, b))
+    assert len(parts) >= 2 and sum(shape[0] for shape in parts) == 240
+    np.testing.assert_array_equal(split, products.product(a, b))
 
 
 @needs_onednn

@@ -157,6 +157,7 @@ def test_a_product_of_a_few_dozen_rows_runs_transposed(monkeypatch, case) -> Non
 
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: True)
     monkeypatch.setattr(products, "panel_max_rows", lambda: 24)
+    monkeypatch.setattr(products, "_ONEDNN", False)  # OpenBLAS's ways
     m, k, n, layout = case
     a, b = _operands(m, k, n, seed=18)
     a = np.asarray(a, order=layout)
@@ -250,6 +251,7 @@ def test_what_runs_as_one_product(monkeypatch, case) -> None:
 
     a, b, small_kernels = ONE_PRODUCT_CASES[case]
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: small_kernels)
+    monkeypatch.setattr(products, "_ONEDNN", False)  # numpy's (else oneDNN's: test_onednn)
     derived.freeze(b)
     assert products.way(a, b) is products.WHOLE
     if small_kernels:  # the same BLAS takes the cnn's dense layer and first convolution apart
