@@ -263,10 +263,10 @@ def _conv_gemm(windows: Array, wmat: Array, out: Array) -> None:
             cols_t = np.empty((depth, last - first), wmat.dtype)
             taps = np.transpose(windows[n0:n1, h0:h1, :, :, :, 0], (3, 4, 0, 1, 2))
             cols_t.reshape(taps.shape)[...] = taps
-            products.into(cols_t.T, wmat, rows[first:last])
+            products.into(cols_t.T, wmat, rows[first:last], whole_rows=len(rows))
         else:
             cols = np.ascontiguousarray(windows[n0:n1, h0:h1], dtype=wmat.dtype)
-            products.into(cols.reshape(-1, depth), wmat, rows[first:last])
+            products.into(cols.reshape(-1, depth), wmat, rows[first:last], whole_rows=len(rows))
 
     intra_op.parallel_for(len(blocks), block)
 
@@ -304,7 +304,7 @@ def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) ->
             by_position = np.transpose(windows, (2, 4, 0, 1, 3, 5, 6, 7))
             cols = np.ascontiguousarray(by_position, dtype=wmat.dtype).reshape(rows, depth)
         outputs = scratch("im2col products", (rows, out_c), wmat.dtype)
-        products.into(cols, wmat, outputs)
+        products.into(cols, wmat, outputs, whole_rows=4 * n * oh2 * ow2)
         pooled = out[n0:n1, h0:h1]
         _fmax_over(list(outputs.reshape(4, n1 - n0, h1 - h0, ow2, out_c)), pooled)
         if not pooled.min() > lowest:  # False for a NaN too

@@ -166,6 +166,23 @@ def way(a: Array, b: Array, any_layout: bool = False) -> Way:
 _ways: dict[int, tuple[weakref.ref[Array], tuple[Any, ...], Way]] = {}
 
 
+def block_way(a: Array, b: Array, whole_rows: int) -> Way:
+    """How a block of rows ``a`` of a product of ``whole_rows`` rows by ``b`` runs: by oneDNN
+    if the whole product would and the block would run whole, so that every block is made by
+    one library whatever the blocks' sizes; else as the block alone (a block smaller than a
+    row stack runs whole in OpenBLAS's small kernels, as the stacks do)."""
+    how = way(a, b)
+    k, n = b.shape
+    if (
+        how is WHOLE
+        and a.dtype == np.float32
+        and b.dtype == np.float32
+        and SMALL_GEMM_VOLUME // max(k * n, 1) < MIN_STACK_ROWS  # never a product by stacks
+    ):
+        return _whole(whole_rows, k, n)
+    return how
+
+
 def _whole(m: int, k: int, n: int) -> Way:
     """How a float32 product of two rows at least runs whole: by oneDNN where it is installed,
     from ONEDNN_MIN_VOLUME multiply-adds and two columns (one is numpy's GEMV), else numpy's."""
@@ -300,9 +317,12 @@ def output(a: Array, b: Array, how: Way) -> Array:
     return np.empty((a.shape[0], b.shape[1]), dtype, "F" if how.by_columns else "C")
 
 
-def into(a: Array, b: Array, out: Array, how: Way | None = None) -> None:
-    """``out[...] = a @ b`` for two matrices, on the calling thread."""
-    how = way(a, b) if how is None else how
+def into(a: Array, b: Array, out: Array, how: Way | None = None, whole_rows: int = 0) -> None:
+    """``out[...] = a @ b`` for two matrices, on the calling thread. ``whole_rows``: ``a`` is a
+    block of the rows of a product of that many (a convolution's blocks, cut by how many pool
+    threads are idle), which goes to oneDNN as the whole product would (``block_way``)."""
+    if how is None:
+        how = block_way(a, b, whole_rows) if whole_rows else way(a, b)
     if how.columns is not None and how.width:
         _by_panels(a, how.columns, how.width, out)
     elif how.columns is not None:  # transposed: see the module docstring

@@ -249,3 +249,28 @@ def test_its_buffers_are_not_mapped_again_for_every_product() -> None:
         [sys.executable, "-c", _FAULTS], capture_output=True, text=True, check=True
     )
     assert float(out.stdout) < 100  # 1,600-1,900 a run before (wide16's sixteen products)
+
+
+@needs_onednn
+def test_a_convolutions_blocks_go_where_its_whole_product_would(made_by_onednn) -> None:
+    """Regression: a convolution's im2col blocks are cut by how many pool threads are idle; a
+    block under ONEDNN_MIN_VOLUME went to numpy while a bigger one went to oneDNN, so the
+    output's bits changed with the pool's load. Every block now goes where the whole would."""
+    from aiotf.framework import dtypes
+    from aiotf.kernels import registry
+    from aiotf.kernels.registry import KernelNode
+
+    attrs = {
+        "T": dtypes.float32, "strides": [1, 2, 2, 1], "padding": b"VALID",
+        "data_format": b"NHWC", "dilations": [1, 1, 1, 1], "explicit_paddings": [],
+        "use_cudnn_on_gpu": True,
+    }  # fmt: skip
+    node = KernelNode("conv", "Conv2D", attrs, (dtypes.float32,) * 2, (dtypes.float32,), "CPU:0")
+    conv = registry.create_kernel(node, "CPU")
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 20, 20, 88)).astype(F32)  # 81 rows an image by 792 by 48:
+    f = rng.standard_normal((3, 3, 88, 48)).astype(F32)  # 3.1M multiply-adds an image
+    alone = conv.compute(x, f)  # two blocks: two images, then one
+    pooled = in_pool_thread(2, lambda: conv.compute(x, f))  # three blocks of one image
+    np.testing.assert_array_equal(pooled, alone)
+    assert len(made_by_onednn) == 5 and {shape[1] for shape in made_by_onednn} == {48}

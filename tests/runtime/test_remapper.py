@@ -668,9 +668,9 @@ def test_a_fused_conv2d_shared_over_the_pools_threads_gives_the_same_bits(
     blocks = []  # the threads of the im2col blocks' products
     into = products.into
 
-    def spy(*args: Any) -> None:
+    def spy(*args: Any, **kwargs: Any) -> None:
         blocks.append(threading.get_ident())
-        into(*args)
+        into(*args, **kwargs)
 
     monkeypatch.setattr(products, "into", spy)
     x_shape, f_shape, way = CONV_SHAPES[shape]
