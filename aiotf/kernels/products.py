@@ -330,6 +330,8 @@ def into(a: Array, b: Array, out: Array, how: Way | None = None, whole_rows: int
             np.matmul(how.columns, a.T, out=out.T)
         else:
             np.copyto(out, np.matmul(how.columns, a.T).T)
+    elif how.rows:
+        _by_stacks(a, b, how.rows, out)
     elif how is not BY_ONEDNN or not onednn.matmul_into(a, b, out):
         np.matmul(a, b, out=out)  # (an operand laid out for neither: numpy's, as it copies)
 

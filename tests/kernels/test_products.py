@@ -190,14 +190,20 @@ STACK_CASES = [
 
 
 @pytest.mark.parametrize(("case", "rows"), STACK_CASES)
-def test_a_product_by_row_stacks_is_the_product(small_gemm, case, rows) -> None:
+def test_a_product_by_row_stacks_is_the_product(small_gemm, monkeypatch, case, rows) -> None:
     m, k, n, layout = case
     a, b = _operands(m, k, n, seed=12)
     if layout == "F":
         a = np.asfortranarray(a)
     how = products.way(a, b)
     assert (how.width, how.rows) == (0, rows)
+    stacked: list[int] = []  # regression: a refactoring once lost the stacks' branch of into()
+    real = products._by_stacks
+    monkeypatch.setattr(
+        products, "_by_stacks", lambda *args: stacked.append(args[2]) or real(*args)
+    )
     alone = products.product(a, b)
+    assert stacked == [rows]
     _close(alone, a, b)
     np.testing.assert_array_equal(_split(a, b), alone)  # split in whole stacks: the same bits
 
