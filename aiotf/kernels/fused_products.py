@@ -44,7 +44,9 @@ from aiotf.kernels.math_kernels import (
     PART_ALIGN,
     PART_FLOPS,
     SPLIT_RATE,
+    _matmul_cost,
     add_n,
+    add_n_groups,
     least_part,
     mat_mul,
     matmul,
@@ -294,11 +296,10 @@ def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.
     names = [n.decode() for n in node.attrs["fused_names"]] + [node.name]
     operand = sum(op in (b"MatMul", b"BiasAdd") for op in ops[:i])  # its index in ``args``
     inputs = [node.inputs[0] if i == 0 else names[i - 1], node.inputs[1 + operand]]
-    attrs: dict[str, Any] = {"T": node.attrs["T"]}
-    if ops[i] == b"MatMul":  # the defaults, as the remapper fuses only those (transposes, grads)
-        attrs.update(op_def_registry.lookup("MatMul").default_attrs())
+    if ops[i] == b"MatMul":
+        attrs = _graph_matmul_attrs(node)
     else:
-        attrs["data_format"] = node.attrs["data_format"]
+        attrs = {"T": node.attrs["T"], "data_format": node.attrs["data_format"]}
     return graph_node_error(e, node, names[i], ops[i].decode(), inputs, attrs)
 
 
@@ -306,20 +307,15 @@ def _as_graph_node_error(e: errors.OpError, node: KernelNode, i: int) -> errors.
 
 
 def _sum_cost(*args: Any, node: KernelNode) -> float:
-    """The products' estimates, as MatMul's (NS_PER_FLOP per flop)."""
-    total = 0.0
-    for a, b in zip(args[0::2], args[1::2], strict=True):
-        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == b.ndim == 2:
-            total += NS_PER_FLOP * 2.0 * a.shape[0] * a.shape[1] * b.shape[1]
-    return total
+    """The products' estimates, as MatMul's."""
+    return sum(_matmul_cost(a, b) for a, b in zip(args[0::2], args[1::2], strict=True))
 
 
 @register_kernel("_FusedMatMulSum", types={"T": (dtypes.float32,)}, cost=_sum_cost)
 def fused_matmul_sum(*args: Array, node: KernelNode) -> Array:
     """``AddN(MatMul(a0, b0), MatMul(a1, b1), ...)``, each product folded into its group of the
     sum as soon as it is made, while it is in cache: the AddN's groups and order
-    (``math_kernels.add_n``: the first eight, or the first ``n % 8``, left to right, then each
-    next eight left to right and added to the total), so the AddN's bits. On a pool thread with
+    (``math_kernels.add_n_groups``), so the AddN's bits. On a pool thread with
     idle threads beside it, each thread makes the products of a group of its own in order and
     then takes the last ones left of the others'; a group's products are folded in order by
     whichever thread holds it. wide16's sixteen 512^3 products against its MatMuls and then its
@@ -329,9 +325,7 @@ def fused_matmul_sum(*args: Array, node: KernelNode) -> Array:
     if not _sum_valid(pairs):
         return _sum_as_graph_ops(node, pairs)
     n = len(pairs)
-    lead = {0: 8, 1: 9}.get(n % 8, n % 8)
-    groups = [(0, min(lead, n))] + [(lo, min(lo + 8, n)) for lo in range(lead, n, 8)]
-    sums = _Sums(pairs, groups)
+    sums = _Sums(pairs, add_n_groups(n))
     workers = min(intra_op.workers(), n)  # a thread without a group of its own takes others'
     if workers > 1:
         intra_op.parallel_for(workers, lambda w: sums.work(w, workers))
@@ -448,8 +442,8 @@ def _sum_as_graph_ops(node: KernelNode, pairs: list[tuple[Array, Array]]) -> Arr
         try:
             made.append(mat_mul(a, b, transpose_a=False, transpose_b=False))
         except errors.OpError as e:
-            attrs = {"T": node.attrs["T"], **op_def_registry.lookup("MatMul").default_attrs()}
             inputs = list(node.inputs[2 * i : 2 * i + 2])
+            attrs = _graph_matmul_attrs(node)
             raise graph_node_error(e, node, names[i], "MatMul", inputs, attrs) from e
     total = dataclasses.replace(node, op="AddN", attrs={"T": node.attrs["T"], "N": len(made)})
     try:
@@ -457,3 +451,9 @@ def _sum_as_graph_ops(node: KernelNode, pairs: list[tuple[Array, Array]]) -> Arr
     except errors.OpError as e:
         raise graph_node_error(e, node, node.name, "AddN", names, total.attrs) from e
     return result
+
+
+def _graph_matmul_attrs(node: KernelNode) -> dict[str, Any]:
+    """The attrs of a graph's MatMul the remapper fused into ``node``: its T and the defaults,
+    as it fuses only those (no transposes, no gradient's marks)."""
+    return {"T": node.attrs["T"], **op_def_registry.lookup("MatMul").default_attrs()}

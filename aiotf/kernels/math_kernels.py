@@ -518,24 +518,20 @@ def add_n(*inputs: Array, node: KernelNode) -> Array:
     out = np.empty(np.shape(first), np.result_type(*inputs))
     flat = out.reshape(-1)
     views = [np.asarray(x).reshape(-1) for x in inputs]
-    # TensorFlow's order (aggregate_ops.h): the first n % 8 inputs (8 or 9 when that is 0 or 1)
-    # left to right, then each next eight left to right, added to the total: float rounding
-    # makes the order part of the answer. (TensorFlow also moves an input whose buffer it
-    # reuses for the output to the front: where the first cannot be reused, a fed or constant
-    # value, and a later one can, its order differs from this one.) Sixteen 512x512 inputs
-    # take ~1.3 ms of memory traffic on one core, so a large AddN shares it with idle
-    # threads, one sum per element whatever the split.
+    # In TensorFlow's groups and order (add_n_groups). Sixteen 512x512 inputs take ~1.3 ms of
+    # memory traffic on one core, so a large AddN shares it with idle threads, one sum per
+    # element whatever the split.
     n, size = len(views), flat.size
-    lead = {0: 8, 1: 9}.get(n % 8, n % 8)
+    (lead_lo, lead_hi), *groups = add_n_groups(n)
     adds = size * (n - 1)  # however grouped
 
     def add(lo: int, hi: int) -> None:
         total = flat[lo:hi]
-        _fold(views[:lead], lo, hi, total)
-        if lead < n:
+        _fold(views[lead_lo:lead_hi], lo, hi, total)
+        if groups:
             eight = np.empty(hi - lo, out.dtype)  # as fast as scratch memory, measured
-            for i in range(lead, n, 8):
-                _fold(views[i : i + 8], lo, hi, eight)
+            for group_lo, group_hi in groups:
+                _fold(views[group_lo:group_hi], lo, hi, eight)
                 np.add(total, eight, out=total)
 
     # Slices of whole cache lines: no line written by two threads.
@@ -543,6 +539,17 @@ def add_n(*inputs: Array, node: KernelNode) -> Array:
     if not intra_op.split(size, parts, _ADD_N_RATE, adds, add, 64 // out.itemsize or 1):
         add(0, size)
     return out
+
+
+def add_n_groups(n: int) -> list[tuple[int, int]]:
+    """The ranges of an AddN's ``n`` inputs in TensorFlow's order (aggregate_ops.h): the first
+    n % 8 (8 or 9 when that is 0 or 1) summed left to right, then each next eight left to right,
+    each added to the total in turn; float rounding makes the order part of the answer.
+    (TensorFlow also moves an input whose buffer it reuses for the output to the front: where
+    the first cannot be reused, a fed or constant value, and a later one can, its order differs
+    from this one.)"""
+    lead = min({0: 8, 1: 9}.get(n % 8, n % 8), n)
+    return [(0, lead)] + [(lo, min(lo + 8, n)) for lo in range(lead, n, 8)]
 
 
 def _fold(views: list[Array], lo: int, hi: int, out: Array) -> None:
