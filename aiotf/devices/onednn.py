@@ -218,8 +218,7 @@ def matmul_into(a: Array, b: Array, out: Array) -> bool:
     if result[0] == b"T":  # out by columns: out.T = b.T @ a.T, by rows
         left, right = (_FLIP[right[0]], *right[1:]), (_FLIP[left[0]], *left[1:])
         m, n = n, m
-    if not getattr(_local, "single", False):
-        _first_product_on_this_thread(library)
+    hold_to_this_thread()
     status = library.sgemm(
         left[0], right[0], m, n, k, 1.0,
         left[2], left[1], right[2], right[1], 0.0, result[2], result[1],
@@ -229,10 +228,20 @@ def matmul_into(a: Array, b: Array, out: Array) -> bool:
     return True
 
 
-def _first_product_on_this_thread(library: _Library) -> None:
-    """Hold this thread's OpenMP team to itself, and settle glibc's malloc the first time any
-    thread multiplies (two threads doing both at once free two blocks: no harm)."""
+def library() -> _Library | None:
+    """The loaded library, or None (``onednn_matmul`` calls its primitives)."""
+    return _LIBRARY
+
+
+def hold_to_this_thread() -> None:
+    """Before this thread's first product: hold its OpenMP team to itself, and settle glibc's
+    malloc the first time any thread multiplies (two threads doing both at once free two
+    blocks: no harm)."""
     global _settled
+    if getattr(_local, "single", False):
+        return
+    library = _LIBRARY
+    assert library is not None
     if library.set_threads is not None:
         library.set_threads(1)
     _local.single = True

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from aiotf.devices import intra_op
+from aiotf.devices import intra_op, onednn_matmul
 from aiotf.framework import dtypes, errors, op_def_registry
 from aiotf.kernels import nn_kernels, products
 from aiotf.kernels.math_kernels import (
@@ -183,6 +183,9 @@ def _pair(
     as the graph's ops would make it (each product as a MatMul's, split when big enough)."""
     (m, k), hidden = a.shape, w1.shape[1]
     if 2.0 * m * k * hidden >= PARALLEL_MIN_FLOPS:
+        packed = _packed_halves(a, w1, w2)
+        if packed is not None:
+            return _by_packed_halves(a, w1, b1, w2, b2, form, *packed)
         columns = _halves_columns(a, w1)
         if columns is not None:
             return _by_halves(a, columns, b1, w2, b2, form, any_layout)
@@ -262,6 +265,69 @@ def _by_halves(
     if form.relu2:
         nn_kernels.relu_into(total, total)
     return total.T if by_columns else total
+
+
+# The hidden units of the first half by oneDNN's packed weights are a multiple of this, the
+# columns of one of its blocks (``devices/onednn_matmul.py``): no half block padded out.
+PACKED_HALF_ALIGN = 64
+
+
+def _packed_halves(
+    a: Array, w1: Array, w2: Array
+) -> tuple[tuple[onednn_matmul.Packed, ...], tuple[onednn_matmul.Packed, ...]] | None:
+    """The pair's weights cut into halves of the hidden units and packed for oneDNN (``w1``'s
+    columns, ``w2``'s rows: ``products.packed_halves``), where the pair runs so: float32
+    operands, more than one row, frozen weights, hidden units enough for two halves."""
+    hidden = w1.shape[1]
+    cut = hidden // 2 // PACKED_HALF_ALIGN * PACKED_HALF_ALIGN
+    if cut == 0 or a.dtype != np.float32 or a.shape[0] < 2:
+        return None
+    first = products.packed_halves(w1, cut, by_rows=False)
+    if first is None:
+        return None
+    second = products.packed_halves(w2, cut, by_rows=True)
+    return None if second is None else (first, second)
+
+
+def _by_packed_halves(
+    a: Array,
+    w1: Array,
+    b1: Array | None,
+    w2: Array,
+    b2: Array | None,
+    form: _Form,
+    first: tuple[onednn_matmul.Packed, ...],
+    second: tuple[onednn_matmul.Packed, ...],
+) -> Array:
+    """The pair by halves of the hidden units (the module docstring), each half's products by
+    oneDNN on its packed weights, the first with its bias in the same pass. Laid out
+    by rows. The same bits whatever the pool (the halves are the shapes'), but not a pair's
+    other ways': a product is made by one routine in all its parts."""
+    m, n, cut = a.shape[0], w2.shape[1], first[0].cols
+    partial: dict[int, Array] = {}
+
+    def half(i: int) -> None:
+        lo, hi = (0, cut) if i == 0 else (cut, w1.shape[1])
+        h = np.empty((m, hi - lo), np.float32)
+        bias = None if b1 is None else b1[lo:hi]
+        if not onednn_matmul.into(a, first[i], h, bias):
+            np.matmul(a, w1[:, lo:hi], out=h)  # (an ``a`` oneDNN takes otherwise)
+            if bias is not None:
+                np.add(h, bias, out=h)
+        if form.relu1:  # (not oneDNN's: it takes a NaN to zero)
+            nn_kernels.relu_into(h, h)
+        p = partial[i] = np.empty((m, n), np.float32)
+        if not onednn_matmul.into(h, second[i], p):
+            np.matmul(h, w2[lo:hi], out=p)
+
+    intra_op.parallel_for(2, half)
+    total = partial[0]
+    np.add(total, partial[1], out=total)
+    if b2 is not None:
+        np.add(total, b2, out=total)
+    if form.relu2:
+        nn_kernels.relu_into(total, total)
+    return total
 
 
 def _whole(extent: int, row_macs: int, work: Callable[[int, int], None]) -> None:

@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from aiotf.devices import blas, onednn
+from aiotf.devices import blas, onednn, onednn_matmul
 from aiotf.kernels import derived
 
 Array = np.ndarray[Any, Any]
@@ -354,3 +354,68 @@ def _by_stacks(a: Array, b: Array, rows: int, out: Array) -> None:
         np.matmul(stacks, b, out=out[:whole].reshape(-1, rows, n))
     if whole < m:
         np.matmul(a[whole:], b, out=out[whole:])
+
+
+# id(the packed data) -> (a weak reference to it, its two halves): packed_halves' memory
+_halves_of: dict[
+    int, tuple[weakref.ref[Array], tuple[onednn_matmul.Packed, onednn_matmul.Packed]]
+] = {}
+
+
+def packed_halves(
+    w: Array, cut: int, by_rows: bool
+) -> tuple[onednn_matmul.Packed, onednn_matmul.Packed] | None:
+    """A frozen float32 weight cut in two at ``cut`` (its rows, ``by_rows``, else its
+    columns), each half laid out once for oneDNN's matmul primitive
+    (``devices/onednn_matmul.py``), one after the other in one derived array; None where oneDNN
+    is not available, ``w`` is not frozen or lies otherwise, or the derived values' room is
+    full (packed afresh every run, it would cost more than it saves)."""
+    if not _ONEDNN:
+        return None
+    kind = ("onednn halves", cut, by_rows)
+    data = derived.kept(kind, w)
+    if data is None:
+        if not (
+            0 < cut < w.shape[0 if by_rows else 1]
+            and derived.frozen(w)
+            and onednn_matmul.packable(w)
+            and derived.room(w.nbytes + (64 << 10))  # (padded to whole blocks)
+        ):
+            return None
+        data = derived.derived(kind, w, functools.partial(_pack_halves, cut=cut, by_rows=by_rows))
+    known = _halves_of.get(id(data))
+    if known is not None and known[0]() is data:
+        return known[1]
+    key, halves = id(data), _halves(w, cut, by_rows)
+    parts = _halves_in(data, halves)
+    packed = (
+        onednn_matmul.Packed.of(parts[0], *halves[0].shape),
+        onednn_matmul.Packed.of(parts[1], *halves[1].shape),
+    )
+    _halves_of[key] = (weakref.ref(data, functools.partial(_forget_halves, key)), packed)
+    return packed
+
+
+def _halves(w: Array, cut: int, by_rows: bool) -> tuple[Array, Array]:
+    return (w[:cut], w[cut:]) if by_rows else (w[:, :cut], w[:, cut:])
+
+
+def _halves_in(data: Array, halves: tuple[Array, Array]) -> tuple[Array, Array]:
+    """Where in ``data`` the two halves lie packed: one after the
+    other, the second from the first cache line (16 floats) after the first."""
+    first, second = (onednn_matmul.packed_size(*half.shape) for half in halves)
+    at = -(-first // 16) * 16
+    return data[:first], data[at : at + second]
+
+
+def _pack_halves(w: Array, cut: int, by_rows: bool) -> Array:
+    halves = _halves(w, cut, by_rows)
+    first, second = (onednn_matmul.packed_size(*half.shape) for half in halves)
+    data = onednn_matmul.aligned(-(-first // 16) * 16 + second)
+    for half, part in zip(halves, _halves_in(data, halves), strict=True):
+        onednn_matmul.pack_into(half, part)
+    return data
+
+
+def _forget_halves(key: int, _: object) -> None:
+    _halves_of.pop(key, None)

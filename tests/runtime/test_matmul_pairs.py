@@ -7,6 +7,7 @@ on both pool threads, and errors naming the graph's own node."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import threading
 from collections.abc import Callable, Iterator
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 import aiotf
-from aiotf.devices import DeviceMgr, add_devices, blas, intra_op
+from aiotf.devices import DeviceMgr, add_devices, blas, intra_op, onednn, onednn_matmul
 from aiotf.framework import common_shapes, dtypes, errors
 from aiotf.framework.op_def_registry import InferenceContext
 from aiotf.framework.tensor_shape import TensorShape
@@ -632,3 +633,127 @@ def test_a_split_product_of_one_or_seventeen_rows_keeps_the_whole_products_bits(
     for _ in range(10):
         got = in_pool(pool_of_four, lambda: math_kernels.matmul(a, b))
         np.testing.assert_array_equal(got, whole)
+
+
+needs_onednn = pytest.mark.skipif(
+    not onednn.available(), reason="oneDNN is not installed (aiotf[onednn])"
+)
+
+
+@pytest.fixture
+def packed_products(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The shapes (rows, depth, columns) of the products oneDNN made on packed weights."""
+    made: list[tuple[int, ...]] = []
+    real = onednn_matmul.into
+
+    def into(a: Array, w: Any, out: Array, bias: Array | None = None) -> bool:
+        done = real(a, w, out, bias)
+        if done:
+            made.append((a.shape[0], w.rows, w.cols))
+        return done
+
+    monkeypatch.setattr(onednn_matmul, "into", into)
+    return made
+
+
+@needs_onednn
+def test_by_packed_halves_on_both_threads_with_the_bits_of_one(
+    packed_products: list[tuple[int, ...]], halves: list[int], pool_device: Any
+) -> None:
+    """With oneDNN, a pair's halves multiply by weights packed once (the first product with its
+    bias): the graph's values, the same bits on one thread or two."""
+    x, w1, b, w2 = operands(64, seed=11)
+    kernel = registry.create_kernel(pair_node(), "CPU")
+    alone = kernel.compute(x, w1, b, w2)
+    assert packed_products == [(64, 784, 256), (64, 256, 300)] * 2
+    assert len(halves) == 2 and len(set(halves)) == 1
+    for _ in range(20):  # until the helper is up in time for its half
+        halves.clear()
+        both = in_pool(pool_device, lambda: kernel.compute(x, w1, b, w2))
+        np.testing.assert_array_equal(both, alone)
+        if len(set(halves)) == 2:
+            break
+    assert len(set(halves)) == 2
+    assert both.flags.c_contiguous
+    np.testing.assert_allclose(both, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
+
+
+@needs_onednn
+def test_packed_halves_are_made_once_and_go_with_the_weight(
+    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packings: list[tuple[int, ...]] = []
+    real = onednn_matmul.pack_into
+
+    def pack_into(w: Array, data: Array) -> None:
+        packings.append(w.shape)
+        real(w, data)
+
+    monkeypatch.setattr(onednn_matmul, "pack_into", pack_into)
+    gc.collect()
+    before = set(products._halves_of)
+    x, w1, b, w2 = operands(64, seed=12)
+    kernel = registry.create_kernel(pair_node(), "CPU")
+    first = kernel.compute(x, w1, b, w2)
+    again = kernel.compute(x, w1, b, w2)
+    np.testing.assert_array_equal(again, first)
+    assert sorted(packings) == sorted([(784, 256), (784, 256), (256, 300), (256, 300)])
+    assert len(packed_products) == 8
+    mine = set(products._halves_of) - before
+    assert len(mine) == 2  # w1's and w2's
+    del w1, w2
+    gc.collect()
+    assert not mine & set(products._halves_of)  # both let go with their weights
+
+
+@needs_onednn
+def test_weights_that_may_change_are_not_packed(
+    packed_products: list[tuple[int, ...]],
+) -> None:
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((64, 784)).astype(np.float32)
+    w1 = (rng.standard_normal((784, 512)) / 28).astype(np.float32)  # not frozen: a feed's
+    b = rng.standard_normal(512).astype(np.float32)
+    w2 = (rng.standard_normal((512, 300)) / 22).astype(np.float32)
+    got = registry.create_kernel(pair_node(), "CPU").compute(x, w1, b, w2)
+    assert not packed_products
+    np.testing.assert_allclose(got, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
+
+
+@needs_onednn
+def test_packed_halves_take_nans_and_infinities_as_the_graphs_ops(
+    packed_products: list[tuple[int, ...]],
+) -> None:
+    """(oneDNN's own Relu takes a NaN to zero: the Relu is TensorFlow's, after the product)"""
+    x, w1, b, w2 = operands(64, seed=14)
+    x[3, 5] = np.nan
+    x[7, 9] = np.inf
+    b[11] = -np.inf  # Relu of -inf is 0: that hidden unit drops out of every row
+    b[12] = np.nan  # ... and a NaN one makes every output NaN
+    with np.errstate(invalid="ignore"):
+        got = registry.create_kernel(pair_node(), "CPU").compute(x, w1, b, w2)
+        want = graph_ops(x, w1, b, w2)
+    assert packed_products
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got).all()
+    b[12] = 0.0
+    with np.errstate(invalid="ignore"):
+        got = registry.create_kernel(pair_node(), "CPU").compute(x, w1, b, w2)
+        want = graph_ops(x, w1, b, w2)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got).any() and not np.isnan(got).all()
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
+
+
+@needs_onednn
+def test_an_input_onednn_reads_otherwise_runs_by_numpy_with_the_same_values(
+    packed_products: list[tuple[int, ...]],
+) -> None:
+    x, w1, b, w2 = operands(64, seed=15)
+    strided = np.repeat(x, 2, axis=1)[:, ::2]  # its elements apart: no layout oneDNN takes
+    np.testing.assert_array_equal(strided, x)
+    kernel = registry.create_kernel(pair_node(), "CPU")
+    got = kernel.compute(strided, w1, b, w2)
+    assert packed_products == [(64, 256, 300)] * 2  # the second products only
+    np.testing.assert_allclose(got, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
