@@ -205,7 +205,7 @@ def matmul(a: Array, b: Array, any_layout: bool = False) -> Array:
     if flops < PARALLEL_MIN_FLOPS or a.dtype.kind not in "fc" or m == 1:
         # (one row is a GEMV, whose sums come out otherwise for any part of its columns)
         return products.product(a, b, how)
-    by_rows = how.columns is None and (how.rows > 0 or m >= 2 * n or m >= 256)
+    by_rows = products.split_by_rows(how, m, n)
     extent = m if by_rows else n
     out = products.output(a, b, how)
 

@@ -125,6 +125,9 @@ class Way:
 
 WHOLE = Way()
 BY_ONEDNN = Way()  # one product, by oneDNN (``devices/onednn.py``): see ONEDNN_MIN_VOLUME
+# BY_ONEDNN's product by a frozen weight, split (if at all) by rows: oneDNN's matmul primitive
+# on the weight packed once (``devices/onednn_matmul.py``), see _packed_if
+BY_PACKED = Way()
 
 
 def way(a: Array, b: Array, any_layout: bool = False) -> Way:
@@ -148,7 +151,7 @@ def way(a: Array, b: Array, any_layout: bool = False) -> Way:
     ):
         return WHOLE
     if not blas.small_gemm_kernels():
-        return _whole(m, k, n)
+        return _packed_if(a, b, _whole(m, k, n))
     geometry = (a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype, any_layout)
     key = id(b)
     known = _ways.get(key)
@@ -157,6 +160,7 @@ def way(a: Array, b: Array, any_layout: bool = False) -> Way:
     how = _way(a, b, m, k, n, any_layout)
     if how is WHOLE:
         how = _whole(m, k, n)
+    how = _packed_if(a, b, how)
     if how.columns is None or how.columns.base is None:
         _ways[key] = (weakref.ref(b, functools.partial(_forget, key)), geometry, how)
     return how
@@ -174,12 +178,12 @@ def block_way(a: Array, b: Array, whole_rows: int) -> Way:
     how = way(a, b)
     k, n = b.shape
     if (
-        how is WHOLE
+        (how is WHOLE or how is BY_ONEDNN or how is BY_PACKED)
         and a.dtype == np.float32
         and b.dtype == np.float32
         and SMALL_GEMM_VOLUME // max(k * n, 1) < MIN_STACK_ROWS  # never a product by stacks
     ):
-        return _whole(whole_rows, k, n)
+        return _packed_if(a, b, _whole(whole_rows, k, n), whole_rows)
     return how
 
 
@@ -187,6 +191,29 @@ def _whole(m: int, k: int, n: int) -> Way:
     """How a float32 product of two rows at least runs whole: by oneDNN where it is installed,
     from ONEDNN_MIN_VOLUME multiply-adds and two columns (one is numpy's GEMV), else numpy's."""
     return BY_ONEDNN if _ONEDNN and n >= 2 and m * k * n >= ONEDNN_MIN_VOLUME else WHOLE
+
+
+def split_by_rows(how: Way, m: int, n: int) -> bool:
+    """Whether a product made ``how``, of ``m`` rows by ``n`` columns, split over the pool is
+    cut into blocks of ``a``'s rows (each part streams all of ``b``), else of ``b``'s columns
+    (``math_kernels.matmul``): row stacks, or rows enough beside the columns."""
+    return how.columns is None and (how.rows > 0 or m >= 2 * n or m >= 256)
+
+
+def _packed_if(a: Array, b: Array, how: Way, rows: int = 0) -> Way:
+    """``how``, or BY_PACKED for a BY_ONEDNN product of a C-contiguous ``a`` (or block of
+    ``rows`` rows of one) by a frozen ``b``, cut (if split) by rows. oneDNN's kernel for a
+    packed weight takes rows that lie one after another, in ``a`` and in the output; others
+    (the columns of a wider output, the rows of an ``a`` laid out by columns) it multiplies
+    with another kernel that reads a plain weight (``onednn_matmul``). Every part of a product
+    must be made as the whole, whatever the pool's load, to keep its bits."""
+    if (
+        how is not BY_ONEDNN
+        or not a.flags.c_contiguous
+        or not split_by_rows(how, rows or a.shape[0], b.shape[1])
+    ):
+        return how
+    return BY_PACKED if derived.frozen(b) and onednn_matmul.packable(b) else how
 
 
 def _forget(key: int, _: object) -> None:
@@ -332,8 +359,21 @@ def into(a: Array, b: Array, out: Array, how: Way | None = None, whole_rows: int
             np.copyto(out, np.matmul(how.columns, a.T).T)
     elif how.rows:
         _by_stacks(a, b, how.rows, out)
-    elif how is not BY_ONEDNN or not onednn.matmul_into(a, b, out):
+    elif not _by_onednn(a, b, out, how):
         np.matmul(a, b, out=out)  # (an operand laid out for neither: numpy's, as it copies)
+
+
+def _by_onednn(a: Array, b: Array, out: Array, how: Way) -> bool:
+    """``out[...] = a @ b`` by oneDNN where ``how`` says so: by ``b`` packed (BY_PACKED), else
+    by its GEMM (also where the packed product leaves an ``a`` or ``out`` laid out otherwise).
+    False, having done nothing, for another way, or operands oneDNN's GEMM leaves to numpy."""
+    if how is BY_PACKED:
+        packed = _packed(b, 0, False)
+        if packed is not None and onednn_matmul.into(a, packed[0], out):
+            return True
+    elif how is not BY_ONEDNN:
+        return False
+    return onednn.matmul_into(a, b, out)
 
 
 def _by_panels(a: Array, columns: Array, width: int, out: Array) -> None:
@@ -356,10 +396,8 @@ def _by_stacks(a: Array, b: Array, rows: int, out: Array) -> None:
         np.matmul(a[whole:], b, out=out[whole:])
 
 
-# id(the packed data) -> (a weak reference to it, its two halves): packed_halves' memory
-_halves_of: dict[
-    int, tuple[weakref.ref[Array], tuple[onednn_matmul.Packed, onednn_matmul.Packed]]
-] = {}
+# id(the packed data) -> (a weak reference to it, its packed parts): _packed's memory
+_parts_of: dict[int, tuple[weakref.ref[Array], tuple[onednn_matmul.Packed, ...]]] = {}
 
 
 def packed_halves(
@@ -367,55 +405,68 @@ def packed_halves(
 ) -> tuple[onednn_matmul.Packed, onednn_matmul.Packed] | None:
     """A frozen float32 weight cut in two at ``cut`` (its rows, ``by_rows``, else its
     columns), each half laid out once for oneDNN's matmul primitive
-    (``devices/onednn_matmul.py``), one after the other in one derived array; None where oneDNN
-    is not available, ``w`` is not frozen or lies otherwise, or the derived values' room is
-    full (packed afresh every run, it would cost more than it saves)."""
+    (``devices/onednn_matmul.py``); None where :func:`_packed` finds none."""
+    if not 0 < cut < w.shape[0 if by_rows else 1]:
+        return None
+    halves = _packed(w, cut, by_rows)
+    return None if halves is None else (halves[0], halves[1])
+
+
+def _packed(w: Array, cut: int, by_rows: bool) -> tuple[onednn_matmul.Packed, ...] | None:
+    """``w``'s parts (:func:`_parts`) laid out once for oneDNN's matmul primitive, one after
+    the other in one derived array (so a weight's halves go with it); None where oneDNN is not
+    available, ``w`` is not frozen or lies otherwise, or the derived values' room is full
+    (packed afresh every run, it would cost more than it saves)."""
     if not _ONEDNN:
         return None
-    kind = ("onednn halves", cut, by_rows)
+    kind = ("onednn packed", cut, by_rows)
     data = derived.kept(kind, w)
     if data is None:
         if not (
-            0 < cut < w.shape[0 if by_rows else 1]
-            and derived.frozen(w)
+            derived.frozen(w)
             and onednn_matmul.packable(w)
             and derived.room(w.nbytes + (64 << 10))  # (padded to whole blocks)
         ):
             return None
-        data = derived.derived(kind, w, functools.partial(_pack_halves, cut=cut, by_rows=by_rows))
-    known = _halves_of.get(id(data))
+        data = derived.derived(kind, w, functools.partial(_pack_parts, cut=cut, by_rows=by_rows))
+    known = _parts_of.get(id(data))
     if known is not None and known[0]() is data:
         return known[1]
-    key, halves = id(data), _halves(w, cut, by_rows)
-    parts = _halves_in(data, halves)
-    packed = (
-        onednn_matmul.Packed.of(parts[0], *halves[0].shape),
-        onednn_matmul.Packed.of(parts[1], *halves[1].shape),
+    key, parts = id(data), _parts(w, cut, by_rows)
+    packed = tuple(
+        onednn_matmul.Packed.of(at, *part.shape)
+        for at, part in zip(_parts_in(data, parts), parts, strict=True)
     )
-    _halves_of[key] = (weakref.ref(data, functools.partial(_forget_halves, key)), packed)
+    _parts_of[key] = (weakref.ref(data, functools.partial(_forget_parts, key)), packed)
     return packed
 
 
-def _halves(w: Array, cut: int, by_rows: bool) -> tuple[Array, Array]:
+def _parts(w: Array, cut: int, by_rows: bool) -> tuple[Array, ...]:
+    """``w`` whole (``cut`` 0), or its halves at ``cut``: rows ``by_rows``, else columns."""
+    if not cut:
+        return (w,)
     return (w[:cut], w[cut:]) if by_rows else (w[:, :cut], w[:, cut:])
 
 
-def _halves_in(data: Array, halves: tuple[Array, Array]) -> tuple[Array, Array]:
-    """Where in ``data`` the two halves lie packed: one after the
-    other, the second from the first cache line (16 floats) after the first."""
-    first, second = (onednn_matmul.packed_size(*half.shape) for half in halves)
-    at = -(-first // 16) * 16
-    return data[:first], data[at : at + second]
+def _parts_in(data: Array, parts: tuple[Array, ...]) -> list[Array]:
+    """Where in ``data`` the ``parts`` lie packed: one after the other, each from the first
+    cache line (16 floats) after the last."""
+    found, at = [], 0
+    for part in parts:
+        size = onednn_matmul.packed_size(*part.shape)
+        found.append(data[at : at + size])
+        at += -(-size // 16) * 16
+    return found
 
 
-def _pack_halves(w: Array, cut: int, by_rows: bool) -> Array:
-    halves = _halves(w, cut, by_rows)
-    first, second = (onednn_matmul.packed_size(*half.shape) for half in halves)
-    data = onednn_matmul.aligned(-(-first // 16) * 16 + second)
-    for half, part in zip(halves, _halves_in(data, halves), strict=True):
-        onednn_matmul.pack_into(half, part)
+def _pack_parts(w: Array, cut: int, by_rows: bool) -> Array:
+    parts = _parts(w, cut, by_rows)
+    sizes = [onednn_matmul.packed_size(*part.shape) for part in parts]
+    data = onednn_matmul.aligned(sum(-(-size // 16) * 16 for size in sizes))
+    for part, at in zip(parts, _parts_in(data, parts), strict=True):
+        onednn_matmul.pack_into(part, at)
     return data
 
 
-def _forget_halves(key: int, _: object) -> None:
-    _halves_of.pop(key, None)
+def _forget_parts(key: int, _: object) -> None:
+    _parts_of.pop(key, None)

@@ -1,13 +1,19 @@
-"""oneDNN's matmul primitive on packed weights (``devices/onednn_matmul.py``)."""
+"""oneDNN's matmul primitive on packed weights (``devices/onednn_matmul.py``), and the products
+by a frozen weight that use it (``kernels/products.py``)."""
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
 
-from aiotf.devices import onednn, onednn_matmul
+from aiotf.devices import blas, onednn, onednn_matmul
+from aiotf.framework import dtypes
+from aiotf.kernels import derived, math_kernels, products, registry
+from aiotf.kernels.registry import KernelNode
+from tests.kernels.conftest import in_pool_thread
 
 F32 = np.float32
 
@@ -135,3 +141,134 @@ def test_threads_run_one_primitive_at_once_with_the_bits_of_one() -> None:
         t.join()
     assert not failures
     np.testing.assert_array_equal(wants[0], alone)
+
+
+# Products by a frozen weight (``kernels/products.py``, BY_PACKED).
+
+
+@pytest.fixture
+def packed_products(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The output shapes of the products oneDNN made on packed weights, and by its GEMM."""
+    made: list[tuple[int, ...]] = []
+    into, gemm = onednn_matmul.into, onednn.matmul_into
+
+    def packed(a: np.ndarray, w: Any, out: np.ndarray, bias: Any = None) -> bool:
+        done = into(a, w, out, bias)
+        if done:
+            made.append(("packed", *out.shape))
+        return done
+
+    def by_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+        done = gemm(a, b, out)
+        if done:
+            made.append(("gemm", *out.shape))
+        return done
+
+    monkeypatch.setattr(onednn_matmul, "into", packed)
+    monkeypatch.setattr(onednn, "matmul_into", by_gemm)
+    return made
+
+
+def _frozen(x: np.ndarray) -> np.ndarray:
+    derived.freeze(x)
+    return x
+
+
+def test_a_frozen_weights_product_cut_by_rows_multiplies_it_packed(
+    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole, or split over the pool by rows: every part by the packed weight, the bits of the
+    whole product whatever the split."""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)  # every product whole
+    a, w, _ = _operands(600, 512, 256, seed=7)
+    w = _frozen(w)
+    assert products.way(a, w) is products.BY_PACKED
+    whole = products.product(a, w)
+    assert packed_products == [("packed", 600, 256)]
+    np.testing.assert_allclose(whole, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+    split = in_pool_thread(2, lambda: math_kernels.matmul(a, w))
+    assert len(packed_products) >= 3 and {p[0] for p in packed_products} == {"packed"}
+    assert sum(p[1] for p in packed_products[1:]) == 600  # the parts: blocks of rows
+    np.testing.assert_array_equal(split, whole)
+
+
+@pytest.mark.parametrize("layout", ["by columns", "rows apart"])
+def test_an_a_whose_row_blocks_do_not_lie_whole_keeps_to_the_gemm(
+    layout: str, packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(found on the way: an ``a`` laid out by columns multiplied whole by the packed weight,
+    its blocks of rows by the GEMM, as oneDNN's packed kernel takes only rows one after
+    another; the split's bits were not the whole's)"""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    a, w, _ = _operands(600, 512, 256, seed=12)
+    a = np.asfortranarray(a) if layout == "by columns" else np.pad(a, ((0, 0), (0, 8)))[:, :512]
+    w = _frozen(w)
+    assert products.way(a, w) is products.BY_ONEDNN
+    whole = products.product(a, w)
+    split = in_pool_thread(2, lambda: math_kernels.matmul(a, w))
+    assert {p[0] for p in packed_products} == {"gemm"} and len(packed_products) >= 3
+    np.testing.assert_array_equal(split, whole)
+
+
+def test_a_product_split_by_columns_keeps_to_the_gemm(
+    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A few rows by many columns are split by columns, which the packed product would write
+    with another kernel: the whole and its parts go to the GEMM, whose columns all match."""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    a, w, _ = _operands(96, 512, 2048, seed=8)
+    w = _frozen(w)
+    assert products.way(a, w) is products.BY_ONEDNN
+    whole = products.product(a, w)
+    split = in_pool_thread(2, lambda: math_kernels.matmul(a, w))
+    assert {p[0] for p in packed_products} == {"gemm"} and len(packed_products) >= 3
+    np.testing.assert_array_equal(split, whole)
+
+
+def test_weights_that_may_change_and_small_products_are_not_packed(
+    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    a, w, _ = _operands(600, 512, 256, seed=9)
+    assert products.way(a, w) is products.BY_ONEDNN  # not frozen: a feed's, a ref's
+    small = _frozen(w[:64, :64].copy())
+    assert products.way(a[:, :64], small) is products.WHOLE  # numpy's: under 4M
+    monkeypatch.setattr(products, "_ONEDNN", False)
+    products._ways.clear()
+    assert products.way(a, _frozen(w.copy())) is products.WHOLE
+
+
+def test_an_input_the_packed_product_refuses_goes_to_the_gemm_or_numpy(
+    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    a, w, _ = _operands(600, 512, 256, seed=10)
+    w = _frozen(w)
+    apart = np.repeat(a, 2, axis=1)[:, ::2]  # its elements apart: neither oneDNN's
+    out = np.empty((600, 256), F32)
+    products.into(apart, w, out, products.BY_PACKED)
+    assert packed_products == []
+    np.testing.assert_allclose(out, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+
+
+def test_a_convolutions_blocks_by_a_frozen_filter_all_multiply_it_packed(
+    packed_products: list[tuple[int, ...]],
+) -> None:
+    """The blocks are cut by how many pool threads are idle: each goes where the whole product
+    would (``block_way``), here the packed filter, so the bits do not change with the load."""
+    attrs = {
+        "T": dtypes.float32, "strides": [1, 2, 2, 1], "padding": b"VALID",
+        "data_format": b"NHWC", "dilations": [1, 1, 1, 1], "explicit_paddings": [],
+        "use_cudnn_on_gpu": True,
+    }  # fmt: skip
+    node = KernelNode("conv", "Conv2D", attrs, (dtypes.float32,) * 2, (dtypes.float32,), "CPU:0")
+    conv = registry.create_kernel(node, "CPU")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((4, 40, 40, 88)).astype(F32)  # 361 rows an image by 792 by 48
+    f = _frozen(rng.standard_normal((3, 3, 88, 48)).astype(F32))
+    alone = conv.compute(x, f)
+    pooled = in_pool_thread(2, lambda: conv.compute(x, f))
+    np.testing.assert_array_equal(pooled, alone)
+    assert len(packed_products) >= 3 and {p[0] for p in packed_products} == {"packed"}
+    unfrozen = conv.compute(x, f.copy())  # the GEMM's: within float32's last bits
+    np.testing.assert_allclose(unfrozen, alone, rtol=1e-4, atol=1e-4)

@@ -691,7 +691,7 @@ def test_packed_halves_are_made_once_and_go_with_the_weight(
 
     monkeypatch.setattr(onednn_matmul, "pack_into", pack_into)
     gc.collect()
-    before = set(products._halves_of)
+    before = set(products._parts_of)
     x, w1, b, w2 = operands(64, seed=12)
     kernel = registry.create_kernel(pair_node(), "CPU")
     first = kernel.compute(x, w1, b, w2)
@@ -699,11 +699,11 @@ def test_packed_halves_are_made_once_and_go_with_the_weight(
     np.testing.assert_array_equal(again, first)
     assert sorted(packings) == sorted([(784, 256), (784, 256), (256, 300), (256, 300)])
     assert len(packed_products) == 8
-    mine = set(products._halves_of) - before
+    mine = set(products._parts_of) - before
     assert len(mine) == 2  # w1's and w2's
     del w1, w2
     gc.collect()
-    assert not mine & set(products._halves_of)  # both let go with their weights
+    assert not mine & set(products._parts_of)  # both let go with their weights
 
 
 @needs_onednn
