@@ -204,8 +204,8 @@ _FLIP = {b"N": b"T", b"T": b"N"}
 
 def matmul_into(a: Array, b: Array, out: Array) -> bool:
     """``out[...] = a @ b`` for float32 matrices, by oneDNN on the calling thread; False, having
-    done nothing, where oneDNN is not available or an operand is laid out otherwise than by rows
-    or by columns."""
+    done nothing, where oneDNN is not available, an operand is laid out otherwise than by rows
+    or by columns, or the shapes do not match (numpy then refuses them)."""
     library = _LIBRARY
     if library is None:
         return False
@@ -215,6 +215,8 @@ def matmul_into(a: Array, b: Array, out: Array) -> bool:
     if np.may_share_memory(out, a) or np.may_share_memory(out, b):
         return False  # numpy copies an operand the output overlaps; oneDNN would read it changed
     (m, k), n = a.shape, b.shape[1]
+    if b.shape[0] != k or out.shape != (m, n):
+        return False  # numpy's to refuse (found by review: the GEMM read past ``b``'s end)
     if result[0] == b"T":  # out by columns: out.T = b.T @ a.T, by rows
         left, right = (_FLIP[right[0]], *right[1:]), (_FLIP[left[0]], *left[1:])
         m, n = n, m

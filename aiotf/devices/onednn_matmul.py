@@ -15,9 +15,10 @@ against 2148.
 
 The layout does not depend on the left operand's rows (checked for 2 to 4,096), so one packed
 weight serves every batch; a primitive is made once per shape and layout of the operands and
-kept, and used only where it asks for the packed weight's layout: an output whose rows lie apart
-by more than a row (columns of a wider one) gets another kernel, which reads a plain weight, and
-is left to numpy.
+kept, and used only where it asks for the packed weight's layout: where the rows of the left
+operand or of the output do not lie one after another (the columns of a wider output, the rows
+of a block of an operand laid out by columns), oneDNN takes another kernel, which reads a plain
+weight, and :func:`into` declines (``products`` then uses the GEMM).
 
 Bits: every row and column of the product comes out the same however the rows and columns are
 cut (checked on mlp's and the cnn's shapes), but they may differ from OpenBLAS's and from
@@ -154,20 +155,27 @@ class _Primitive:
         out_strides: tuple[int, int],
         bias: bool,
     ) -> None:
-        attr = _Handle()
-        _check(api.calls.dnnl_primitive_attr_create(ctypes.byref(attr)))
-        _check(api.calls.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER))
+        attr, any_weights = _Handle(), _md(api, (k, n), None)
         self.src = _md(api, (m, k), a_strides)
         self.dst = _md(api, (m, n), out_strides)
         self.bias = _md(api, (1, n), (n, 1)) if bias else None
         desc = _Handle()
-        _check(
-            api.calls.dnnl_matmul_primitive_desc_create(
-                ctypes.byref(desc), api.engine, self.src, _md(api, (k, n), None), self.bias,
-                self.dst, attr,
-            ),
-            f"a {m}x{k}x{n} matmul primitive",
-        )  # fmt: skip
+        try:
+            _check(api.calls.dnnl_primitive_attr_create(ctypes.byref(attr)))
+            _check(api.calls.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER))
+            _check(
+                api.calls.dnnl_matmul_primitive_desc_create(
+                    ctypes.byref(desc), api.engine, self.src, any_weights, self.bias, self.dst,
+                    attr,
+                ),
+                f"a {m}x{k}x{n} matmul primitive",
+            )  # fmt: skip
+        finally:
+            api.calls.dnnl_primitive_attr_destroy(attr)
+            api.calls.dnnl_memory_desc_destroy(any_weights)
+        # The primitive descriptor owns the weights' and scratchpad's descriptors queried from
+        # it, and lives as long as the primitive: both are kept for the process (_primitives).
+        self.desc = desc
         self.weights = _Handle(api.calls.dnnl_primitive_desc_query_md(desc, _QUERY_WEIGHTS_MD, 0))
         self.layout = _Layout.of(api, self.weights)
         self.scratchpad = _Handle(
@@ -205,6 +213,13 @@ class _Bound:
             args.append(_Arg(_ARG_BIAS, self.bias))
         self.args = (_Arg * len(args))(*args)
         self.count = len(args)
+        self._destroy = api.calls.dnnl_memory_destroy
+
+    def __del__(self) -> None:
+        # With its thread's ``_local`` (a pool's threads end with the pool).
+        for memory in (self.src, self.weights, self.dst, self.scratchpad, self.bias):
+            if memory is not None:
+                self._destroy(memory)
 
 
 class Packed(NamedTuple):
@@ -288,30 +303,29 @@ def aligned(count: int) -> Array:
 def pack_into(w: Array, data: Array) -> None:
     """Lay out ``w`` (:func:`packable`) in the blocks oneDNN's matmul reads, into ``data``
     (:func:`packed_size` elements of a 1-D float32 array, on a cache line), for
-    :meth:`Packed.of`."""
+    :meth:`Packed.of`; on this thread (held to one OpenMP thread by :func:`_primitive`)."""
     api = _the_api()
     strides = _strides(w)
     assert api is not None and strides is not None, "not packable"
     k, n = w.shape
     packed = _primitive(api, *_packing_key(k, n)).weights
     assert data.size == packed_size(k, n) and data.flags.c_contiguous
-    _single_thread()
-    reorder, plain = _Handle(), _md(api, (k, n), strides)
-    _check(
-        api.calls.dnnl_reorder_primitive_desc_create(
-            ctypes.byref(reorder), plain, api.engine, packed, api.engine, None
-        ),
-        "a reorder",
-    )
-    step = _Handle()
-    _check(api.calls.dnnl_primitive_create(ctypes.byref(step), reorder))
-    source, target = _Handle(), _Handle()
-    for memory, md, array in ((source, plain, w), (target, packed, data)):
-        address = _Handle(array.__array_interface__["data"][0])
-        _check(api.calls.dnnl_memory_create(ctypes.byref(memory), md, api.engine, address))
-    args = (_Arg * 2)(_Arg(_ARG_SRC, source), _Arg(_ARG_DST, target))
-    stream = _stream(api)
+    # Each handle destroyed, made or not (a NULL one is a no-op): all in one try.
+    reorder, step, source, target = _Handle(), _Handle(), _Handle(), _Handle()
+    plain = _md(api, (k, n), strides)
     try:
+        _check(
+            api.calls.dnnl_reorder_primitive_desc_create(
+                ctypes.byref(reorder), plain, api.engine, packed, api.engine, None
+            ),
+            "a reorder",
+        )
+        _check(api.calls.dnnl_primitive_create(ctypes.byref(step), reorder))
+        for memory, md, array in ((source, plain, w), (target, packed, data)):
+            address = _Handle(array.__array_interface__["data"][0])
+            _check(api.calls.dnnl_memory_create(ctypes.byref(memory), md, api.engine, address))
+        args = (_Arg * 2)(_Arg(_ARG_SRC, source), _Arg(_ARG_DST, target))
+        stream = _stream(api)
         _check(api.calls.dnnl_primitive_execute(step, stream, 2, args), "a reorder")
         _check(api.calls.dnnl_stream_wait(stream))
     finally:
@@ -331,7 +345,9 @@ def into(a: Array, w: Packed, out: Array, bias: Array | None = None) -> bool:
     a_strides, out_strides = _strides(a), _strides(out)
     if api is None or a_strides is None or out_strides is None or not out.flags.writeable:
         return False
-    if bias is not None and (bias.dtype != np.float32 or bias.strides != (4,)):
+    if bias is not None and (
+        bias.dtype != np.float32 or bias.strides != (4,) or bias.shape != (out.shape[1],)
+    ):
         return False
     if np.may_share_memory(out, a):
         return False
@@ -373,6 +389,10 @@ def _primitive(
     key = (m, k, n, a_strides, out_strides, bias)
     primitive = _primitives.get(key)
     if primitive is None:
+        # Made with this thread held to one OpenMP thread: oneDNN sizes a primitive's blocking
+        # and scratchpad for the threads it may use (1152 bytes of scratchpad against 640 with
+        # two, found by review), so that every primitive is made alike, whichever thread asks.
+        _single_thread()
         with _api_lock:
             primitive = _primitives.get(key)
             if primitive is None:
@@ -385,14 +405,24 @@ def _single_thread() -> None:
     onednn.hold_to_this_thread()
 
 
+class _Stream:
+    """A thread's stream, destroyed with the thread's ``_local``."""
+
+    def __init__(self, api: _Api) -> None:
+        self.handle = _Handle()
+        _check(api.calls.dnnl_stream_create(ctypes.byref(self.handle), api.engine, _IN_ORDER))
+        self._destroy = api.calls.dnnl_stream_destroy
+
+    def __del__(self) -> None:
+        self._destroy(self.handle)
+
+
 def _stream(api: _Api) -> _Handle:
-    stream: _Handle | None = getattr(_local, "stream", None)
+    stream: _Stream | None = getattr(_local, "stream", None)
     if stream is None:
-        stream = _Handle()
-        _check(api.calls.dnnl_stream_create(ctypes.byref(stream), api.engine, _IN_ORDER))
-        _local.stream = stream
+        stream = _local.stream = _Stream(api)
         _local.bound = {}
-    return stream
+    return stream.handle
 
 
 def _bound(api: _Api, key: tuple[Any, ...], primitive: _Primitive) -> _Bound:
@@ -406,9 +436,9 @@ def _bound(api: _Api, key: tuple[Any, ...], primitive: _Primitive) -> _Bound:
 
 
 def _scratch(nbytes: int) -> int:
-    """The address of this thread's scratchpad of at least ``nbytes``."""
+    """The address of this thread's scratchpad of at least ``nbytes``, on a cache line."""
     scratch: Array | None = getattr(_local, "scratch", None)
     if scratch is None or scratch.nbytes < nbytes:
-        scratch = _local.scratch = np.empty(max(nbytes, 4096) // 4 + 16, np.float32)
+        scratch = _local.scratch = aligned(-(-max(nbytes, 4096) // 4))
     address: int = scratch.__array_interface__["data"][0]
-    return (address + _ALIGN - 1) // _ALIGN * _ALIGN
+    return address

@@ -147,6 +147,10 @@ PART_FLOPS = 4e6
 # OpenBLAS's float kernels work in blocks of 16; in one A/B, cnn ran ~4% slower with its dense
 # layer split at column 543 of 1024 than at 544 or 512 (within the noise in others).
 PART_ALIGN = 16
+# A split product by a packed weight (``products.BY_PACKED``) is cut in blocks of this many rows:
+# oneDNN makes a primitive for each number of rows it multiplies (~0.4 ms and ~160 KiB each, kept
+# for the process), and the parts' sizes follow the threads' paces.
+PACKED_PART_ROWS = 64
 SPLIT_RATE = intra_op.Rate(NS_PER_FLOP * 1e-9)  # seconds per flop of a part, measured
 
 
@@ -221,7 +225,8 @@ def matmul(a: Array, b: Array, any_layout: bool = False) -> Array:
     # in whole blocks of PART_ALIGN rows or columns; or in whole row stacks or panels, so that
     # every row or column of the product is made by the same call as on one thread.
     parts = max(2, int(flops // PART_FLOPS))
-    step, least = how.rows or how.width or 1, least_part(k * (n if by_rows else m))
+    step = how.rows or how.width or (PACKED_PART_ROWS if how is products.BY_PACKED else 1)
+    least = least_part(k * (n if by_rows else m))
     if not intra_op.split(extent, parts, SPLIT_RATE, flops, part, PART_ALIGN, step, least):
         products.into(a, b, out, how)
     return out

@@ -52,12 +52,20 @@ those run as one product. On an Intel Xeon panels pay only up to ~24 rows (``pan
 Where oneDNN is installed (``devices/onednn.py``), a float32 product of at least
 ``ONEDNN_MIN_VOLUME`` multiply-adds that would run as one product, or transposed by a deep
 weight, is oneDNN's instead (``BY_ONEDNN``): its kernels ran it in 0.75-1.00 of OpenBLAS's time.
+By a frozen weight (a Const's) and cut by rows if split, it multiplies the weight laid out once
+in oneDNN's blocks (``BY_PACKED``, ``devices/onednn_matmul.py``): 0.87-0.93 of the GEMM's time
+with many rows by a deep weight or an im2col's (128x3136x1024 7.3 against 8.3 ms, 6272x800x64
+6.1 against 6.8), the same for 512^3. A dense pair's halves take their weights' halves packed
+the same way (:func:`packed_halves`, ``fused_products``): 32x3136x512 0.90 ms against the
+panels' 1.00.
 
 Bits: the small kernels add up in their own order, so an output can differ from the one
 product's in the last place (the same for some shapes, not for others), and so do oneDNN's.
 Each row of a row stack and each column of a panel comes out the same however many the call
 holds, as each row and column of oneDNN's product, and every part of a split product runs the
-same way as the whole, so the split does not change the answer.
+same way as the whole, so the split does not change the answer. (oneDNN's kernel for a packed
+weight takes only rows that lie one after another, in ``a`` and in the output; a product whose
+parts would not, it leaves to the GEMM, whole and parts alike: ``_packed_if``.)
 """
 
 from __future__ import annotations
@@ -181,7 +189,8 @@ def block_way(a: Array, b: Array, whole_rows: int) -> Way:
         (how is WHOLE or how is BY_ONEDNN or how is BY_PACKED)
         and a.dtype == np.float32
         and b.dtype == np.float32
-        and SMALL_GEMM_VOLUME // max(k * n, 1) < MIN_STACK_ROWS  # never a product by stacks
+        # never a product by stacks (none without OpenBLAS's small kernels)
+        and (SMALL_GEMM_VOLUME // max(k * n, 1) < MIN_STACK_ROWS or not blas.small_gemm_kernels())
     ):
         return _packed_if(a, b, _whole(whole_rows, k, n), whole_rows)
     return how
@@ -422,13 +431,18 @@ def _packed(w: Array, cut: int, by_rows: bool) -> tuple[onednn_matmul.Packed, ..
     kind = ("onednn packed", cut, by_rows)
     data = derived.kept(kind, w)
     if data is None:
-        if not (
-            derived.frozen(w)
-            and onednn_matmul.packable(w)
-            and derived.room(w.nbytes + (64 << 10))  # (padded to whole blocks)
-        ):
+        if not (derived.frozen(w) and onednn_matmul.packable(w)):
             return None
-        data = derived.derived(kind, w, functools.partial(_pack_parts, cut=cut, by_rows=by_rows))
+        parts = _parts(w, cut, by_rows)
+        if not derived.room(4 * sum(_sizes(parts))):  # blocks padded out (a 3136x10: 4x)
+            return None
+        derived.derived(kind, w, functools.partial(_pack_parts, cut=cut, by_rows=by_rows))
+        # What is kept: another thread's if it made one too, none if the room filled meanwhile
+        # (the parts of one product then all go the GEMM's way, but for a cache that fills or
+        # empties between them).
+        data = derived.kept(kind, w)
+        if data is None:
+            return None
     known = _parts_of.get(id(data))
     if known is not None and known[0]() is data:
         return known[1]
@@ -448,21 +462,25 @@ def _parts(w: Array, cut: int, by_rows: bool) -> tuple[Array, ...]:
     return (w[:cut], w[cut:]) if by_rows else (w[:, :cut], w[:, cut:])
 
 
+def _sizes(parts: tuple[Array, ...]) -> list[int]:
+    """The float32 elements each of ``parts`` takes packed, up to the next cache line (16
+    floats), where the next part starts."""
+    return [-(-onednn_matmul.packed_size(*part.shape) // 16) * 16 for part in parts]
+
+
 def _parts_in(data: Array, parts: tuple[Array, ...]) -> list[Array]:
     """Where in ``data`` the ``parts`` lie packed: one after the other, each from the first
-    cache line (16 floats) after the last."""
+    cache line after the last."""
     found, at = [], 0
-    for part in parts:
-        size = onednn_matmul.packed_size(*part.shape)
-        found.append(data[at : at + size])
-        at += -(-size // 16) * 16
+    for part, size in zip(parts, _sizes(parts), strict=True):
+        found.append(data[at : at + onednn_matmul.packed_size(*part.shape)])
+        at += size
     return found
 
 
 def _pack_parts(w: Array, cut: int, by_rows: bool) -> Array:
     parts = _parts(w, cut, by_rows)
-    sizes = [onednn_matmul.packed_size(*part.shape) for part in parts]
-    data = onednn_matmul.aligned(sum(-(-size // 16) * 16 for size in sizes))
+    data = onednn_matmul.aligned(sum(_sizes(parts)))
     for part, at in zip(parts, _parts_in(data, parts), strict=True):
         onednn_matmul.pack_into(part, at)
     return data

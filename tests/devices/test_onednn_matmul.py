@@ -90,6 +90,7 @@ def test_operands_laid_out_otherwise_are_left_alone() -> None:
         (a[:, :32], out, None),  # the wrong depth
         (a, out, bias.astype(np.float64)),  # a bias of another dtype
         (a, out, bias.repeat(2)[::2]),  # a strided bias
+        (a, out, bias[:1]),  # a bias of one column (found by review: read past its end)
     ]
     for left, result, b in refused:
         assert not onednn_matmul.into(left, packed, result, b)
@@ -115,11 +116,9 @@ def test_a_nan_or_infinity_goes_through_the_product_and_bias() -> None:
 def test_threads_run_one_primitive_at_once_with_the_bits_of_one() -> None:
     a, w, bias = _operands(64, 512, 512, seed=5)
     packed = _packed(w)
-    alone = np.empty((64, 512), F32)
-    assert onednn_matmul.into(a, packed, alone, bias)
     inputs = [a + F32(i) for i in range(4)]
     wants = []
-    for x in inputs:
+    for x in inputs:  # one after another, on this thread
         want = np.empty((64, 512), F32)
         assert onednn_matmul.into(x, packed, want, bias)
         wants.append(want)
@@ -130,9 +129,10 @@ def test_threads_run_one_primitive_at_once_with_the_bits_of_one() -> None:
         out = np.empty((64, 512), F32)
         start.wait()
         for _ in range(30):
-            assert onednn_matmul.into(inputs[i], packed, out, bias)
-            if not np.array_equal(out, wants[i]):
-                failures.append(f"thread {i}")
+            if not onednn_matmul.into(inputs[i], packed, out, bias):
+                failures.append(f"thread {i}: refused")
+            elif not np.array_equal(out, wants[i]):
+                failures.append(f"thread {i}: other bits")
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
     for t in threads:
@@ -140,7 +140,26 @@ def test_threads_run_one_primitive_at_once_with_the_bits_of_one() -> None:
     for t in threads:
         t.join()
     assert not failures
-    np.testing.assert_array_equal(wants[0], alone)
+
+
+def test_a_threads_scratchpad_grows_to_what_each_primitive_asks() -> None:
+    """(found by review: the buffer was kept for a request up to 64 bytes over its size, and
+    oneDNN wrote past its end)"""
+    result: list[str] = []
+
+    def work() -> None:
+        for asked in (100, 4096, 4160, 5000, 70_000, 70_004, 1000):
+            address = onednn_matmul._scratch(asked)
+            scratch = onednn_matmul._local.scratch
+            start = scratch.__array_interface__["data"][0]
+            usable = start + scratch.nbytes - address
+            if address % 64 or address < start or usable < asked:
+                result.append(f"{asked}: {usable} bytes at {address % 64}")
+
+    thread = threading.Thread(target=work)  # a fresh thread: its own scratchpad
+    thread.start()
+    thread.join()
+    assert not result
 
 
 # Products by a frozen weight (``kernels/products.py``, BY_PACKED).
@@ -251,24 +270,108 @@ def test_an_input_the_packed_product_refuses_goes_to_the_gemm_or_numpy(
     np.testing.assert_allclose(out, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
 
 
-def test_a_convolutions_blocks_by_a_frozen_filter_all_multiply_it_packed(
-    packed_products: list[tuple[int, ...]],
-) -> None:
-    """The blocks are cut by how many pool threads are idle: each goes where the whole product
-    would (``block_way``), here the packed filter, so the bits do not change with the load."""
+def _conv() -> Any:
     attrs = {
         "T": dtypes.float32, "strides": [1, 2, 2, 1], "padding": b"VALID",
         "data_format": b"NHWC", "dilations": [1, 1, 1, 1], "explicit_paddings": [],
         "use_cudnn_on_gpu": True,
     }  # fmt: skip
     node = KernelNode("conv", "Conv2D", attrs, (dtypes.float32,) * 2, (dtypes.float32,), "CPU:0")
-    conv = registry.create_kernel(node, "CPU")
+    return registry.create_kernel(node, "CPU")
+
+
+def test_a_convolutions_blocks_by_a_frozen_filter_all_multiply_it_packed(
+    packed_products: list[tuple[int, ...]],
+) -> None:
+    """The blocks are cut by how many pool threads are idle (two images, then one, alone;
+    an image each with idle helpers): each goes where the whole product would
+    (``block_way``), here the packed filter, so the bits do not change with the load."""
+    conv = _conv()
     rng = np.random.default_rng(11)
-    x = rng.standard_normal((4, 40, 40, 88)).astype(F32)  # 361 rows an image by 792 by 48
-    f = _frozen(rng.standard_normal((3, 3, 88, 48)).astype(F32))
+    x = rng.standard_normal((3, 20, 20, 88)).astype(F32)  # 81 rows an image by 792 by 48:
+    f = _frozen(rng.standard_normal((3, 3, 88, 48)).astype(F32))  # 3.1M multiply-adds an image
+    alone = conv.compute(x, f)
+    assert sorted(p[1] for p in packed_products) == [81, 162]
+    packed_products.clear()
+    pooled = in_pool_thread(2, lambda: conv.compute(x, f))
+    assert packed_products == [("packed", 81, 48)] * 3
+    np.testing.assert_array_equal(pooled, alone)
+    unfrozen = conv.compute(x, f.copy())  # the GEMM's: within float32's last bits
+    np.testing.assert_allclose(unfrozen, alone, rtol=1e-4, atol=1e-4)
+
+
+def test_without_openblass_small_kernels_every_block_goes_where_the_whole_would(
+    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(found by review: with a filter small enough for row stacks, each block took its own
+    way, which without the small kernels (no stacks) was the packed filter's for the big
+    blocks and numpy's for the small; the images' bits changed with the pool's load)"""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    conv = _conv()
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((5, 29, 29, 64)).astype(F32)  # 196 rows an image by 576 by 32
+    f = _frozen(rng.standard_normal((3, 3, 64, 32)).astype(F32))  # k*n 18,432: stacks' size
     alone = conv.compute(x, f)
     pooled = in_pool_thread(2, lambda: conv.compute(x, f))
     np.testing.assert_array_equal(pooled, alone)
-    assert len(packed_products) >= 3 and {p[0] for p in packed_products} == {"packed"}
-    unfrozen = conv.compute(x, f.copy())  # the GEMM's: within float32's last bits
-    np.testing.assert_allclose(unfrozen, alone, rtol=1e-4, atol=1e-4)
+    assert packed_products and {p[0] for p in packed_products} == {"packed"}
+    assert sum(p[1] for p in packed_products) == 2 * 5 * 196
+
+
+def test_a_weight_whose_packed_blocks_do_not_fit_the_room_left_is_never_packed(
+    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(found by review: the room asked was the weight's own size, where a narrow weight packs
+    into blocks of 64 columns, 4x its size for ten columns: packed, not kept, and so packed
+    again by every product)"""
+    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    packings: list[tuple[int, ...]] = []
+    real = onednn_matmul.pack_into
+
+    def pack_into(w: np.ndarray, data: np.ndarray) -> None:
+        packings.append(w.shape)
+        real(w, data)
+
+    monkeypatch.setattr(onednn_matmul, "pack_into", pack_into)
+    a, w, _ = _operands(256, 3136, 10, seed=13)
+    w = _frozen(w)
+    packed_bytes = 4 * onednn_matmul.packed_size(3136, 10)
+    assert packed_bytes > 3 * w.nbytes
+    monkeypatch.setattr(derived, "_bytes", derived.CACHE_BYTES - (w.nbytes + packed_bytes) // 2)
+    products._ways.clear()
+    assert products.way(a, w) is products.BY_PACKED
+    for _ in range(3):
+        got = products.product(a, w)
+    assert packings == [] and {p[0] for p in packed_products} == {"gemm"}
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+    monkeypatch.setattr(derived, "_bytes", 0)  # room again: packed once, then kept
+    for _ in range(3):
+        products.product(a, w)
+    assert packings == [(3136, 10)]
+
+
+def test_an_output_the_packed_product_refuses_goes_to_the_gemm(
+    packed_products: list[tuple[int, ...]],
+) -> None:
+    a, w, _ = _operands(600, 512, 256, seed=14)
+    w = _frozen(w)
+    wide = np.full((600, 300), 7.0, F32)
+    products.into(a, w, wide[:, :256], products.BY_PACKED)  # the columns of a wider one
+    assert packed_products == [("gemm", 600, 256)]
+    np.testing.assert_allclose(wide[:, :256], a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(wide[:, 256:], 7.0)
+
+
+@pytest.mark.parametrize("b_rows", [520, 500])
+def test_a_products_inner_dimensions_that_differ_are_numpys_to_refuse(b_rows: int) -> None:
+    """(found by review: oneDNN's GEMM took the depth from ``a`` and read past the end of a
+    shorter ``b``, and MatMul's inline function, which leaves the check to numpy, returned
+    garbage)"""
+    a, _, _ = _operands(600, 512, 256, seed=15)
+    w = _frozen(np.ones((b_rows, 256), F32))
+    out = np.empty((600, 256), F32)
+    assert not onednn.matmul_into(a, w, out)
+    assert not onednn.matmul_into(a, w[:512], out[:300])  # an output of other rows
+    fast = math_kernels._matmul_fast_for(transpose_a=False, transpose_b=False)
+    with pytest.raises(ValueError, match="mismatch"):
+        fast(a, w)

@@ -757,3 +757,38 @@ def test_an_input_onednn_reads_otherwise_runs_by_numpy_with_the_same_values(
     got = kernel.compute(strided, w1, b, w2)
     assert packed_products == [(64, 256, 300)] * 2  # the second products only
     np.testing.assert_allclose(got, graph_order(x, w1, b, w2), rtol=1e-5, atol=1e-5)
+
+
+@needs_onednn
+@pytest.mark.parametrize(
+    ("hidden", "cut"), [(200, 128), (300, 128), (100, 64), (1024, 512), (64, None)]
+)
+@pytest.mark.parametrize("first", [(b"BiasAdd", b"Relu"), (b"Relu",), ()])
+def test_packed_halves_of_any_hidden_units_and_forms_of_the_first_layer(
+    hidden: int,
+    cut: int | None,
+    first: tuple[bytes, ...],
+    packed_products: list[tuple[int, ...]],
+) -> None:
+    """The halves are cut at the multiple of oneDNN's 64-column block nearest half (found by
+    review: 200 was cut at 64); too few hidden units for two halves, the graph's ops."""
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((64, 784)).astype(np.float32)
+    w1 = (rng.standard_normal((784, hidden)) / 28).astype(np.float32)
+    b = rng.standard_normal(hidden).astype(np.float32)
+    w2 = (rng.standard_normal((hidden, 700)) / 16).astype(np.float32)
+    derived.freeze(w1)
+    derived.freeze(w2)
+    operands = (w1, b, w2) if b"BiasAdd" in first else (w1, w2)
+    got = registry.create_kernel(pair_node(first), "CPU").compute(x, *operands)
+    if cut is None:
+        assert not packed_products
+    else:
+        assert packed_products == [(64, 784, cut), (64, cut, 700)] + [
+            (64, 784, hidden - cut),
+            (64, hidden - cut, 700),
+        ]
+    with np.errstate(invalid="ignore"):
+        h = x @ w1 + (b if b"BiasAdd" in first else np.float32(0))
+        want = (np.maximum(h, np.float32(0)) if b"Relu" in first else h) @ w2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
