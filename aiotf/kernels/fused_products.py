@@ -19,15 +19,15 @@ halves added together, where one product makes it in OpenBLAS's own blocks, so i
 may differ (OpenBLAS cuts an inner dimension of 512 at 256 too, so mlp's come out the same).
 By oneDNN's packed weights (below), both products are oneDNN's, within float32's last bits of
 the graph's ops (the bias added to the first in oneDNN's pass). The halves are fixed by the
-shapes, never by the threads: a run's answer does not change with
-the pool, its size or its load.
+shapes, never by the threads: a run's answer does not change with the pool, its size or its
+load.
 
 With oneDNN installed, the halves multiply by their weights' halves laid out once in oneDNN's
 blocks (``products.packed_halves``: ``w1``'s columns, ``w2``'s rows, for frozen weights), the
 first product with its half of the bias in the same pass; its Relu stays numpy's (oneDNN's takes
 a NaN to zero). On the AMD EPYC that took mlp's step from 760 to 725 µs and the cnn's from 4764
-to 4692, alternated in one process (thirteenth session); without oneDNN, panels measured no
-faster by halves, so there the pair runs as its MatMuls.
+to 4692, alternated in one process (thirteenth session). (There, without oneDNN, products of a
+few dozen rows run by panels, which measured no faster by halves: the pair runs as its MatMuls.)
 
 By halves otherwise, it applies to products of a few dozen rows that run transposed
 (``products.way``, as the layouts pass leaves a MatMul read by another) and are big enough to
