@@ -239,7 +239,7 @@ class Packed(NamedTuple):
         weight."""
         api = _the_api()
         assert api is not None  # the data was packed
-        return Packed(data, rows, cols, _primitive(api, *_packing_key(rows, cols)).layout)
+        return Packed(data, rows, cols, _primitive(api, _packing_key(rows, cols)).layout)
 
 
 _api: _Api | None = None
@@ -291,7 +291,7 @@ def packed_size(k: int, n: int) -> int:
     api = _the_api()
     assert api is not None, "oneDNN is not available"
     return (
-        int(api.calls.dnnl_memory_desc_get_size(_primitive(api, *_packing_key(k, n)).weights)) // 4
+        int(api.calls.dnnl_memory_desc_get_size(_primitive(api, _packing_key(k, n)).weights)) // 4
     )
 
 
@@ -310,7 +310,7 @@ def pack_into(w: Array, data: Array) -> None:
     strides = _strides(w)
     assert api is not None and strides is not None, "not packable"
     k, n = w.shape
-    packed = _primitive(api, *_packing_key(k, n)).weights
+    packed = _primitive(api, _packing_key(k, n)).weights
     assert data.size == packed_size(k, n) and data.flags.c_contiguous
     # Each handle destroyed, made or not (a NULL one is a no-op): all in one try.
     reorder, step, source, target = _Handle(), _Handle(), _Handle(), _Handle()
@@ -359,7 +359,7 @@ def into(a: Array, w: Packed, out: Array, bias: Array | None = None) -> bool:
     key = (m, k, n, a_strides, out_strides, bias is not None)
     primitive = _primitives.get(key)
     if primitive is None:
-        primitive = _primitive(api, *key)
+        primitive = _primitive(api, key)
     if primitive.layout != w.layout:  # (an output whose rows lie apart: a plain weight)
         return False
     bound = _bound(api, key, primitive)
@@ -379,16 +379,9 @@ def into(a: Array, w: Packed, out: Array, bias: Array | None = None) -> bool:
     return True
 
 
-def _primitive(
-    api: _Api,
-    m: int,
-    k: int,
-    n: int,
-    a_strides: tuple[int, int],
-    out_strides: tuple[int, int],
-    bias: bool,
-) -> _Primitive:
-    key = (m, k, n, a_strides, out_strides, bias)
+def _primitive(api: _Api, key: tuple[Any, ...]) -> _Primitive:
+    """The primitive of ``key`` (``_Primitive``'s arguments: rows, depth, columns, the strides
+    of ``a`` and of the output, a bias or not), made once."""
     primitive = _primitives.get(key)
     if primitive is None:
         # Made with this thread held to one OpenMP thread: oneDNN sizes a primitive's blocking

@@ -267,13 +267,20 @@ def _by_halves(
         rows(p.shape[0], (hi - lo) * p.shape[1], second)
 
     intra_op.parallel_for(2, half)
+    total = _summed(partial, b2, form, by_columns)
+    return total.T if by_columns else total
+
+
+def _summed(partial: dict[int, Array], b2: Array | None, form: _Form, by_columns: bool) -> Array:
+    """The halves' partial products added, half 0's first, then biased and rectified: into
+    half 0's (laid out as the output's transpose ``by_columns``)."""
     total = partial[0]
     np.add(total, partial[1], out=total)
     if b2 is not None:  # by columns, along the rows of the transpose (an F-ordered BiasAdd
         np.add(total, b2[:, None] if by_columns else b2, out=total)  # took ~40 us cold)
     if form.relu2:
         nn_kernels.relu_into(total, total)
-    return total.T if by_columns else total
+    return total
 
 
 # The hidden units of the first half by oneDNN's packed weights are a multiple of this, the
@@ -332,13 +339,7 @@ def _by_packed_halves(
             np.matmul(h, w2[lo:hi], out=p)
 
     intra_op.parallel_for(2, half)
-    total = partial[0]
-    np.add(total, partial[1], out=total)
-    if b2 is not None:
-        np.add(total, b2, out=total)
-    if form.relu2:
-        nn_kernels.relu_into(total, total)
-    return total
+    return _summed(partial, b2, form, by_columns=False)
 
 
 def _whole(extent: int, row_macs: int, work: Callable[[int, int], None]) -> None:

@@ -256,17 +256,9 @@ def test_a_convolutions_blocks_go_where_its_whole_product_would(made_by_onednn) 
     """Regression: a convolution's im2col blocks are cut by how many pool threads are idle; a
     block under ONEDNN_MIN_VOLUME went to numpy while a bigger one went to oneDNN, so the
     output's bits changed with the pool's load. Every block now goes where the whole would."""
-    from aiotf.framework import dtypes
-    from aiotf.kernels import registry
-    from aiotf.kernels.registry import KernelNode
+    from tests.devices.test_onednn_matmul import _conv
 
-    attrs = {
-        "T": dtypes.float32, "strides": [1, 2, 2, 1], "padding": b"VALID",
-        "data_format": b"NHWC", "dilations": [1, 1, 1, 1], "explicit_paddings": [],
-        "use_cudnn_on_gpu": True,
-    }  # fmt: skip
-    node = KernelNode("conv", "Conv2D", attrs, (dtypes.float32,) * 2, (dtypes.float32,), "CPU:0")
-    conv = registry.create_kernel(node, "CPU")
+    conv = _conv()
     rng = np.random.default_rng(9)
     x = rng.standard_normal((3, 20, 20, 88)).astype(F32)  # 81 rows an image by 792 by 48:
     f = rng.standard_normal((3, 3, 88, 48)).astype(F32)  # 3.1M multiply-adds an image

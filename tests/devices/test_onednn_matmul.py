@@ -211,31 +211,22 @@ def test_a_frozen_weights_product_cut_by_rows_multiplies_it_packed(
     np.testing.assert_array_equal(split, whole)
 
 
-@pytest.mark.parametrize("layout", ["by columns", "rows apart"])
-def test_an_a_whose_row_blocks_do_not_lie_whole_keeps_to_the_gemm(
-    layout: str, packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("case", ["a by columns", "a's rows apart", "split by columns"])
+def test_a_product_whose_parts_would_not_lie_whole_keeps_to_the_gemm(
+    case: str, packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """(found on the way: an ``a`` laid out by columns multiplied whole by the packed weight,
-    its blocks of rows by the GEMM, as oneDNN's packed kernel takes only rows one after
-    another; the split's bits were not the whole's)"""
+    """oneDNN's packed kernel takes only rows one after another, in ``a`` and the output; a
+    product split by columns (few rows by many columns) writes the columns of a wider output,
+    and a block of rows of an ``a`` laid out otherwise than C-contiguous does not lie so. Such
+    products go to the GEMM, whole and parts alike, whose rows and columns all match (found on
+    the way: an ``a`` by columns multiplied whole packed and its blocks by the GEMM; the
+    split's bits were not the whole's)."""
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
-    a, w, _ = _operands(600, 512, 256, seed=12)
-    a = np.asfortranarray(a) if layout == "by columns" else np.pad(a, ((0, 0), (0, 8)))[:, :512]
-    w = _frozen(w)
-    assert products.way(a, w) is products.BY_ONEDNN
-    whole = products.product(a, w)
-    split = in_pool_thread(2, lambda: math_kernels.matmul(a, w))
-    assert {p[0] for p in packed_products} == {"gemm"} and len(packed_products) >= 3
-    np.testing.assert_array_equal(split, whole)
-
-
-def test_a_product_split_by_columns_keeps_to_the_gemm(
-    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A few rows by many columns are split by columns, which the packed product would write
-    with another kernel: the whole and its parts go to the GEMM, whose columns all match."""
-    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
-    a, w, _ = _operands(96, 512, 2048, seed=8)
+    if case == "split by columns":
+        a, w, _ = _operands(96, 512, 2048, seed=8)
+    else:
+        a, w, _ = _operands(600, 512, 256, seed=12)
+        a = np.asfortranarray(a) if case == "a by columns" else np.pad(a, ((0, 0), (0, 8)))[:, :512]
     w = _frozen(w)
     assert products.way(a, w) is products.BY_ONEDNN
     whole = products.product(a, w)
