@@ -14,14 +14,14 @@ against 245 µs, 64x512x256 149 against 166, 32x3136x512 896 against 1000, 32x31
 against 2148.
 
 The layout does not depend on the left operand's rows (checked for 1 to 100,000 on AVX-512),
-so one packed weight serves every batch; a primitive is made once per shape and layout of the
-operands (~0.4 ms, ~160 KiB, made with the thread held to one OpenMP thread so that all are
-made alike) and kept for the process (a split's parts come in multiples of 64 rows,
-``math_kernels.PACKED_PART_ROWS``, to bound their number), and used only where it asks for the
-packed weight's layout: where the rows of the left
-operand or of the output do not lie one after another (the columns of a wider output, the rows
-of a block of an operand laid out by columns), oneDNN takes another kernel, which reads a plain
-weight, and :func:`into` declines (``products`` then uses the GEMM).
+so one packed weight serves every batch. A primitive is made once per shape and layout of the
+operands (~0.4 ms and ~160 KiB, with the thread held to one OpenMP thread so that all are made
+alike) and kept, the PRIMITIVES last used (a split's parts come in multiples of 64 rows,
+``math_kernels.PACKED_PART_ROWS``, to bound their number). It is used only where it asks for
+the packed weight's layout: where the rows of the left operand or of the output do not lie one
+after another (the columns of a wider output, the rows of a block of an operand laid out by
+columns), oneDNN takes another kernel, which reads a plain weight, and :func:`into` declines
+(``products`` then uses the GEMM).
 
 Bits: every row and column of the product comes out the same however the rows and columns are
 cut (checked on mlp's and the cnn's shapes), but they may differ from OpenBLAS's and from
@@ -35,6 +35,8 @@ while the other computes; the product itself lets it go.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import ctypes
 import threading
 from typing import Any, NamedTuple
@@ -176,7 +178,8 @@ class _Primitive:
             api.calls.dnnl_primitive_attr_destroy(attr)
             api.calls.dnnl_memory_desc_destroy(any_weights)
         # The primitive descriptor owns the weights' and scratchpad's descriptors queried from
-        # it, and lives as long as the primitive: both are kept for the process (_primitives).
+        # it, and lives as long as the primitive (a memory object keeps its own copy of its
+        # descriptor: a thread's _Bound outlives the primitive it was made for).
         self.desc = desc
         self.weights = _Handle(api.calls.dnnl_primitive_desc_query_md(desc, _QUERY_WEIGHTS_MD, 0))
         self.layout = _Layout.of(api, self.weights)
@@ -185,8 +188,18 @@ class _Primitive:
         )
         self.scratch_bytes = api.calls.dnnl_memory_desc_get_size(self.scratchpad)
         primitive = _Handle()
+        self._api = api
         _check(api.calls.dnnl_primitive_create(ctypes.byref(primitive), desc))
         self.handle = primitive
+
+    def __del__(self) -> None:
+        # Once out of _primitives and no thread multiplies by it (each holds it while it does).
+        calls = self._api.calls
+        calls.dnnl_primitive_destroy(self.handle)
+        calls.dnnl_primitive_desc_destroy(self.desc)
+        for md in (self.src, self.dst, self.bias):
+            if md is not None:
+                calls.dnnl_memory_desc_destroy(md)
 
 
 class _Bound:
@@ -244,7 +257,11 @@ class Packed(NamedTuple):
 
 _api: _Api | None = None
 _api_lock = threading.Lock()
-_primitives: dict[tuple[Any, ...], _Primitive] = {}
+# The primitives made, most recently used last; past PRIMITIVES the least recently used is let
+# go. Each takes ~160 KiB (its JIT-compiled kernel) and ~0.4 ms to make: a model run at many
+# batch sizes would otherwise keep one a size for ever. (TensorFlow keeps up to 1,024.)
+PRIMITIVES = 256
+_primitives: collections.OrderedDict[tuple[Any, ...], _Primitive] = collections.OrderedDict()
 _local = threading.local()  # .stream, .bound (primitive key -> _Bound), .scratch (an array)
 
 
@@ -290,9 +307,8 @@ def packed_size(k: int, n: int) -> int:
     """The float32 elements of a ``k`` x ``n`` weight packed."""
     api = _the_api()
     assert api is not None, "oneDNN is not available"
-    return (
-        int(api.calls.dnnl_memory_desc_get_size(_primitive(api, _packing_key(k, n)).weights)) // 4
-    )
+    packing = _primitive(api, _packing_key(k, n))  # held while its descriptor is read
+    return int(api.calls.dnnl_memory_desc_get_size(packing.weights)) // 4
 
 
 def aligned(count: int) -> Array:
@@ -310,7 +326,8 @@ def pack_into(w: Array, data: Array) -> None:
     strides = _strides(w)
     assert api is not None and strides is not None, "not packable"
     k, n = w.shape
-    packed = _primitive(api, _packing_key(k, n)).weights
+    packing = _primitive(api, _packing_key(k, n))  # held: its descriptor is ``packed``
+    packed = packing.weights
     assert data.size == packed_size(k, n) and data.flags.c_contiguous
     # Each handle destroyed, made or not (a NULL one is a no-op): all in one try.
     reorder, step, source, target = _Handle(), _Handle(), _Handle(), _Handle()
@@ -357,9 +374,7 @@ def into(a: Array, w: Packed, out: Array, bias: Array | None = None) -> bool:
     if k != w.rows or n != w.cols or out.shape[0] != m:
         return False
     key = (m, k, n, a_strides, out_strides, bias is not None)
-    primitive = _primitives.get(key)
-    if primitive is None:
-        primitive = _primitive(api, key)
+    primitive = _primitive(api, key)  # held until the product is made
     if primitive.layout != w.layout:  # (an output whose rows lie apart: a plain weight)
         return False
     bound = _bound(api, key, primitive)
@@ -383,7 +398,10 @@ def _primitive(api: _Api, key: tuple[Any, ...]) -> _Primitive:
     """The primitive of ``key`` (``_Primitive``'s arguments: rows, depth, columns, the strides
     of ``a`` and of the output, a bias or not), made once."""
     primitive = _primitives.get(key)
-    if primitive is None:
+    if primitive is not None:
+        with contextlib.suppress(KeyError):  # let go meanwhile by another thread
+            _primitives.move_to_end(key)
+    else:
         # Made with this thread held to one OpenMP thread: oneDNN sizes a primitive's blocking
         # and scratchpad for the threads it may use (1152 bytes of scratchpad against 640 with
         # two, found by review), so that every primitive is made alike, whichever thread asks.
@@ -392,6 +410,8 @@ def _primitive(api: _Api, key: tuple[Any, ...]) -> _Primitive:
             primitive = _primitives.get(key)
             if primitive is None:
                 primitive = _primitives[key] = _Primitive(api, *key)
+                while len(_primitives) > PRIMITIVES:
+                    _primitives.popitem(last=False)
     return primitive
 
 
@@ -426,6 +446,8 @@ def _bound(api: _Api, key: tuple[Any, ...], primitive: _Primitive) -> _Bound:
     if found is None:
         _single_thread()
         stream = _stream(api)
+        if len(_local.bound) >= PRIMITIVES:  # (the keys of primitives long let go, mostly)
+            _local.bound.clear()
         found = _local.bound[key] = _Bound(api, primitive, stream)
     return found
 

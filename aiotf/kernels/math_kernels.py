@@ -148,8 +148,8 @@ PART_FLOPS = 4e6
 # layer split at column 543 of 1024 than at 544 or 512 (within the noise in others).
 PART_ALIGN = 16
 # A split product by a packed weight (``products.BY_PACKED``) is cut in blocks of this many rows:
-# oneDNN makes a primitive for each number of rows it multiplies (~0.4 ms and ~160 KiB each, kept
-# for the process), and the parts' sizes follow the threads' paces.
+# oneDNN makes a primitive for each number of rows it multiplies (~0.4 ms and ~160 KiB each, the
+# last few hundred used kept), and the parts' sizes follow the threads' paces.
 PACKED_PART_ROWS = 64
 SPLIT_RATE = intra_op.Rate(NS_PER_FLOP * 1e-9)  # seconds per flop of a part, measured
 

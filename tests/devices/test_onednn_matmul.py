@@ -3,6 +3,7 @@ by a frozen weight that use it (``kernels/products.py``)."""
 
 from __future__ import annotations
 
+import collections
 import threading
 from typing import Any
 
@@ -366,3 +367,21 @@ def test_a_products_inner_dimensions_that_differ_are_numpys_to_refuse(b_rows: in
     fast = math_kernels._matmul_fast_for(transpose_a=False, transpose_b=False)
     with pytest.raises(ValueError, match="mismatch"):
         fast(a, w)
+
+
+def test_the_least_recently_used_primitives_are_let_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model run at many batch sizes makes a primitive a size (~160 KiB each): past
+    PRIMITIVES, the least recently used go, and a product made again makes its own anew."""
+    monkeypatch.setattr(onednn_matmul, "PRIMITIVES", 3)
+    monkeypatch.setattr(onednn_matmul, "_primitives", collections.OrderedDict())
+    a, w, _ = _operands(40, 96, 80, seed=16)
+    packed = _packed(w)
+    wants = {}
+    for rows in (10, 20, 30, 10, 40):
+        out = np.empty((rows, 80), F32)
+        assert onednn_matmul.into(a[:rows], packed, out)
+        wants.setdefault(rows, out)
+        np.testing.assert_array_equal(out, wants[rows])
+    # The packing's own (2 rows) went first, then 20's, as 10's was used again.
+    assert [key[0] for key in onednn_matmul._primitives] == [30, 10, 40]
+    np.testing.assert_allclose(wants[40], a @ w, rtol=1e-4, atol=1e-4)
