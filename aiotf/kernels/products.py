@@ -52,12 +52,12 @@ those run as one product. On an Intel Xeon panels pay only up to ~24 rows (``pan
 Where oneDNN is installed (``devices/onednn.py``), a float32 product of at least
 ``ONEDNN_MIN_VOLUME`` multiply-adds that would run as one product, or transposed by a deep
 weight, is oneDNN's instead (``BY_ONEDNN``): its kernels ran it in 0.75-1.00 of OpenBLAS's time.
-By a frozen weight (a Const's) and cut by rows if split, it multiplies the weight laid out once
-in oneDNN's blocks (``BY_PACKED``, ``devices/onednn_matmul.py``): 0.87-0.93 of the GEMM's time
-with many rows by a deep weight or an im2col's (128x3136x1024 7.3 against 8.3 ms, 6272x800x64
-6.1 against 6.8), the same for 512^3. A dense pair's halves take their weights' halves packed
-the same way (:func:`packed_halves`, ``fused_products``): 32x3136x512 0.90 ms against the
-panels' 1.00.
+By a frozen weight (a Const's) of 64 columns, cut by rows if split, it multiplies the weight
+laid out once in oneDNN's blocks (``BY_PACKED``, ``devices/onednn_matmul.py``): 0.82-0.98 of the
+GEMM's time (6272x800x64, an im2col's, 6.1 against 6.8 ms); other widths measured as often
+slower as faster (``PACKED_COLUMNS``). A dense pair's halves take their weights' halves packed
+the same way (:func:`packed_halves`, ``fused_products``): 64x784x256 228 µs against the panels'
+245, 32x3136x512 0.90 ms against 1.00.
 
 Bits: the small kernels add up in their own order, so an output can differ from the one
 product's in the last place (the same for some shapes, not for others), and so do oneDNN's.
@@ -209,15 +209,25 @@ def split_by_rows(how: Way, m: int, n: int) -> bool:
     return how.columns is None and (how.rows > 0 or m >= 2 * n or m >= 256)
 
 
+# The columns of the products by a packed weight that are cut (if split) by rows: one of
+# oneDNN's 64-column blocks. One core of the AMD EPYC, against ``dnnl_sgemm``, over m of 1024
+# and 6272 by k of 128-3136: 64 columns 0.82-0.98 of its time (6272x3136x64 23.6 against 28.7
+# ms; 256-4096 rows by 512-3136: 0.85-0.95); 32 columns 0.84-1.65, 48 0.89-1.11, 96 0.95-1.22,
+# 128 0.92-1.12, 192-1024 0.87-1.14, as often slower as faster (thirteenth session).
+PACKED_COLUMNS = 64
+
+
 def _packed_if(a: Array, b: Array, how: Way, rows: int = 0) -> Way:
     """``how``, or BY_PACKED for a BY_ONEDNN product of a C-contiguous ``a`` (or block of
-    ``rows`` rows of one) by a frozen ``b``, cut (if split) by rows. oneDNN's kernel for a
+    ``rows`` rows of one) by a frozen ``b`` of PACKED_COLUMNS columns, cut (if split) by rows.
+    oneDNN's kernel for a
     packed weight takes rows that lie one after another, in ``a`` and in the output; others
     (the columns of a wider output, the rows of an ``a`` laid out by columns) it multiplies
     with another kernel that reads a plain weight (``onednn_matmul``). Every part of a product
     must be made as the whole, whatever the pool's load, to keep its bits."""
     if (
         how is not BY_ONEDNN
+        or b.shape[1] != PACKED_COLUMNS
         or not a.flags.c_contiguous
         or not split_by_rows(how, rows or a.shape[0], b.shape[1])
     ):

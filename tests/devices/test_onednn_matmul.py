@@ -200,11 +200,11 @@ def test_a_frozen_weights_product_cut_by_rows_multiplies_it_packed(
     """Whole, or split over the pool by rows: every part by the packed weight, the bits of the
     whole product whatever the split."""
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)  # every product whole
-    a, w, _ = _operands(600, 512, 256, seed=7)
+    a, w, _ = _operands(600, 512, 64, seed=7)
     w = _frozen(w)
     assert products.way(a, w) is products.BY_PACKED
     whole = products.product(a, w)
-    assert packed_products == [("packed", 600, 256)]
+    assert packed_products == [("packed", 600, 64)]
     np.testing.assert_allclose(whole, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
     split = in_pool_thread(2, lambda: math_kernels.matmul(a, w))
     assert len(packed_products) >= 3 and {p[0] for p in packed_products} == {"packed"}
@@ -224,9 +224,9 @@ def test_a_product_whose_parts_would_not_lie_whole_keeps_to_the_gemm(
     split's bits were not the whole's)."""
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
     if case == "split by columns":
-        a, w, _ = _operands(96, 512, 2048, seed=8)
+        a, w, _ = _operands(100, 4096, 64, seed=8)
     else:
-        a, w, _ = _operands(600, 512, 256, seed=12)
+        a, w, _ = _operands(600, 512, 64, seed=12)
         a = np.asfortranarray(a) if case == "a by columns" else np.pad(a, ((0, 0), (0, 8)))[:, :512]
     w = _frozen(w)
     assert products.way(a, w) is products.BY_ONEDNN
@@ -240,10 +240,12 @@ def test_weights_that_may_change_and_small_products_are_not_packed(
     packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
-    a, w, _ = _operands(600, 512, 256, seed=9)
+    a, w, _ = _operands(600, 512, 64, seed=9)
     assert products.way(a, w) is products.BY_ONEDNN  # not frozen: a feed's, a ref's
-    small = _frozen(w[:64, :64].copy())
+    small = _frozen(w[:64].copy())
     assert products.way(a[:, :64], small) is products.WHOLE  # numpy's: under 4M
+    wider = _frozen(np.tile(w, 2))  # 128 columns: measured no faster packed
+    assert products.way(a, wider) is products.BY_ONEDNN
     monkeypatch.setattr(products, "_ONEDNN", False)
     products._ways.clear()
     assert products.way(a, _frozen(w.copy())) is products.WHOLE
@@ -253,10 +255,10 @@ def test_an_input_the_packed_product_refuses_goes_to_the_gemm_or_numpy(
     packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
-    a, w, _ = _operands(600, 512, 256, seed=10)
+    a, w, _ = _operands(600, 512, 64, seed=10)
     w = _frozen(w)
     apart = np.repeat(a, 2, axis=1)[:, ::2]  # its elements apart: neither oneDNN's
-    out = np.empty((600, 256), F32)
+    out = np.empty((600, 64), F32)
     products.into(apart, w, out, products.BY_PACKED)
     assert packed_products == []
     np.testing.assert_allclose(out, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
@@ -280,13 +282,13 @@ def test_a_convolutions_blocks_by_a_frozen_filter_all_multiply_it_packed(
     (``block_way``), here the packed filter, so the bits do not change with the load."""
     conv = _conv()
     rng = np.random.default_rng(11)
-    x = rng.standard_normal((3, 20, 20, 88)).astype(F32)  # 81 rows an image by 792 by 48:
-    f = _frozen(rng.standard_normal((3, 3, 88, 48)).astype(F32))  # 3.1M multiply-adds an image
+    x = rng.standard_normal((3, 20, 20, 72)).astype(F32)  # 81 rows an image by 648 by 64:
+    f = _frozen(rng.standard_normal((3, 3, 72, 64)).astype(F32))  # 3.4M multiply-adds an image
     alone = conv.compute(x, f)
     assert sorted(p[1] for p in packed_products) == [81, 162]
     packed_products.clear()
     pooled = in_pool_thread(2, lambda: conv.compute(x, f))
-    assert packed_products == [("packed", 81, 48)] * 3
+    assert packed_products == [("packed", 81, 64)] * 3
     np.testing.assert_array_equal(pooled, alone)
     unfrozen = conv.compute(x, f.copy())  # the GEMM's: within float32's last bits
     np.testing.assert_allclose(unfrozen, alone, rtol=1e-4, atol=1e-4)
@@ -301,8 +303,8 @@ def test_without_openblass_small_kernels_every_block_goes_where_the_whole_would(
     monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
     conv = _conv()
     rng = np.random.default_rng(12)
-    x = rng.standard_normal((5, 29, 29, 64)).astype(F32)  # 196 rows an image by 576 by 32
-    f = _frozen(rng.standard_normal((3, 3, 64, 32)).astype(F32))  # k*n 18,432: stacks' size
+    x = rng.standard_normal((5, 29, 29, 32)).astype(F32)  # 196 rows an image by 288 by 64
+    f = _frozen(rng.standard_normal((3, 3, 32, 64)).astype(F32))  # k*n 18,432: stacks' size
     alone = conv.compute(x, f)
     pooled = in_pool_thread(2, lambda: conv.compute(x, f))
     np.testing.assert_array_equal(pooled, alone)
@@ -311,12 +313,11 @@ def test_without_openblass_small_kernels_every_block_goes_where_the_whole_would(
 
 
 def test_a_weight_whose_packed_blocks_do_not_fit_the_room_left_is_never_packed(
-    packed_products: list[tuple[int, ...]], monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """(found by review: the room asked was the weight's own size, where a narrow weight packs
-    into blocks of 64 columns, 4x its size for ten columns: packed, not kept, and so packed
-    again by every product)"""
-    monkeypatch.setattr(blas, "small_gemm_kernels", lambda: False)
+    into blocks of 64 columns, 6.4x its size for ten columns: packed, not kept, and so packed
+    again by every run)"""
     packings: list[tuple[int, ...]] = []
     real = onednn_matmul.pack_into
 
@@ -325,33 +326,30 @@ def test_a_weight_whose_packed_blocks_do_not_fit_the_room_left_is_never_packed(
         real(w, data)
 
     monkeypatch.setattr(onednn_matmul, "pack_into", pack_into)
-    a, w, _ = _operands(256, 3136, 10, seed=13)
-    w = _frozen(w)
-    packed_bytes = 4 * onednn_matmul.packed_size(3136, 10)
-    assert packed_bytes > 3 * w.nbytes
+    w = _frozen(_operands(1, 3136, 10, seed=13)[1])  # a second layer's, cut in halves of rows
+    packed_bytes = 4 * (onednn_matmul.packed_size(1536, 10) + onednn_matmul.packed_size(1600, 10))
+    assert packed_bytes > 6 * w.nbytes
     monkeypatch.setattr(derived, "_bytes", derived.CACHE_BYTES - (w.nbytes + packed_bytes) // 2)
-    products._ways.clear()
-    assert products.way(a, w) is products.BY_PACKED
     for _ in range(3):
-        got = products.product(a, w)
-    assert packings == [] and {p[0] for p in packed_products} == {"gemm"}
-    np.testing.assert_allclose(got, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+        assert products.packed_halves(w, 1536, by_rows=True) is None
+    assert packings == []
     monkeypatch.setattr(derived, "_bytes", 0)  # room again: packed once, then kept
     for _ in range(3):
-        products.product(a, w)
-    assert packings == [(3136, 10)]
+        halves = products.packed_halves(w, 1536, by_rows=True)
+        assert halves is not None and [(h.rows, h.cols) for h in halves] == [(1536, 10), (1600, 10)]
+    assert packings == [(1536, 10), (1600, 10)]
 
 
 def test_an_output_the_packed_product_refuses_goes_to_the_gemm(
     packed_products: list[tuple[int, ...]],
 ) -> None:
-    a, w, _ = _operands(600, 512, 256, seed=14)
+    a, w, _ = _operands(600, 512, 64, seed=14)
     w = _frozen(w)
-    wide = np.full((600, 300), 7.0, F32)
-    products.into(a, w, wide[:, :256], products.BY_PACKED)  # the columns of a wider one
-    assert packed_products == [("gemm", 600, 256)]
-    np.testing.assert_allclose(wide[:, :256], a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
-    np.testing.assert_array_equal(wide[:, 256:], 7.0)
+    wide = np.full((600, 100), 7.0, F32)
+    products.into(a, w, wide[:, :64], products.BY_PACKED)  # the columns of a wider one
+    assert packed_products == [("gemm", 600, 64)]
+    np.testing.assert_allclose(wide[:, :64], a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(wide[:, 64:], 7.0)
 
 
 @pytest.mark.parametrize("b_rows", [520, 500])
