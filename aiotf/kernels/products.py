@@ -220,11 +220,11 @@ PACKED_COLUMNS = 64
 def _packed_if(a: Array, b: Array, how: Way, rows: int = 0) -> Way:
     """``how``, or BY_PACKED for a BY_ONEDNN product of a C-contiguous ``a`` (or block of
     ``rows`` rows of one) by a frozen ``b`` of PACKED_COLUMNS columns, cut (if split) by rows.
-    oneDNN's kernel for a
-    packed weight takes rows that lie one after another, in ``a`` and in the output; others
-    (the columns of a wider output, the rows of an ``a`` laid out by columns) it multiplies
-    with another kernel that reads a plain weight (``onednn_matmul``). Every part of a product
-    must be made as the whole, whatever the pool's load, to keep its bits."""
+    oneDNN's kernel for a packed weight takes rows that lie one after another, in ``a`` and in
+    the output; others (the columns of a wider output, the rows of an ``a`` laid out by
+    columns) it multiplies with another kernel that reads a plain weight (``onednn_matmul``).
+    Every part of a product must be made as the whole, whatever the pool's load, to keep its
+    bits."""
     if (
         how is not BY_ONEDNN
         or b.shape[1] != PACKED_COLUMNS
@@ -444,7 +444,7 @@ def _packed(w: Array, cut: int, by_rows: bool) -> tuple[onednn_matmul.Packed, ..
         if not (derived.frozen(w) and onednn_matmul.packable(w)):
             return None
         parts = _parts(w, cut, by_rows)
-        if not derived.room(4 * sum(_sizes(parts))):  # blocks padded out (a 3136x10: 4x)
+        if not derived.room(4 * sum(_sizes(parts))):  # blocks padded out (ten columns: 6.4x)
             return None
         derived.derived(kind, w, functools.partial(_pack_parts, cut=cut, by_rows=by_rows))
         # What is kept: another thread's if it made one too, none if the room filled meanwhile
