@@ -178,10 +178,10 @@ def version() -> str | None:
     return None if _LIBRARY is None else _LIBRARY.version
 
 
-def _layout(x: Array) -> tuple[bytes, int, int] | None:
+def layout(x: Array) -> tuple[bytes, int, int] | None:
     """How a float32 matrix lies for a row-major GEMM, with its address: (b'N', its row stride
     in elements) by rows, (b'T', its column stride) by columns (its transpose by rows), None
-    otherwise or for another dtype."""
+    otherwise or for another dtype (also what ``onednn_matmul`` tells its primitives)."""
     if x.dtype != _F32:
         return None
     rows, cols = x.shape
@@ -209,7 +209,7 @@ def matmul_into(a: Array, b: Array, out: Array) -> bool:
     library = _LIBRARY
     if library is None:
         return False
-    left, right, result = _layout(a), _layout(b), _layout(out)
+    left, right, result = layout(a), layout(b), layout(out)
     if left is None or right is None or result is None or not out.flags.writeable:
         return False
     if np.may_share_memory(out, a) or np.may_share_memory(out, b):

@@ -279,16 +279,12 @@ def _the_api() -> _Api | None:
 
 def _strides(x: Array) -> tuple[int, int] | None:
     """``x``'s strides in float32 elements, if it is a float32 matrix laid out by rows or by
-    columns (as oneDNN's plain layouts are), else None."""
-    if x.dtype != np.float32 or x.ndim != 2 or x.__array_interface__["data"][0] % 4:
+    columns (as oneDNN's plain layouts are: ``onednn.layout``), else None."""
+    found = onednn.layout(x) if x.ndim == 2 else None
+    if found is None:
         return None
-    s0, s1 = x.strides
-    if s0 % 4 or s1 % 4 or s0 < 0 or s1 < 0:
-        return None
-    rows, cols = x.shape
-    if (s1 == 4 and s0 >= 4 * cols) or (s0 == 4 and s1 >= 4 * rows):
-        return s0 // 4, s1 // 4
-    return None
+    by, step, _ = found
+    return (step, 1) if by == b"N" else (1, step)
 
 
 def packable(w: Array) -> bool:

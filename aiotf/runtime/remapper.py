@@ -273,8 +273,9 @@ def fuse_matmul_sums(graph: Graph, keep: frozenset[str] = frozenset()) -> bool:
 def _summed_products(
     graph: Graph, total: Node, consumers: dict[str, list[Node]], keep: frozenset[str]
 ) -> list[Node]:
-    """The MatMuls ``total`` sums, if they may fuse into it: two at least, each a plain product
-    on its device, read by it alone and once, not asked to run, no operand a ref; else empty."""
+    """The MatMuls ``total`` sums, if they may fuse into it: SUM_MIN_PRODUCTS at least, each a
+    plain product on its device, read by it alone and once, not asked to run, no operand a ref;
+    else empty."""
     names = [src for src, _ in total.inputs]
     if (
         len(names) < SUM_MIN_PRODUCTS
