@@ -476,10 +476,38 @@ async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
     cut = {"x": x[:, :700], "b": b[:500], "w2": w2[:500], "b2": b2[:200]}[feed]
     bad = {**good, fed[feed]: cut}
     want = np.maximum(graph_order(x, w1, b, w2) + b2, np.float32(0))
+    fused, plain = aiotf.ConfigProto(), aiotf.ConfigProto()
+    plain.graph_options.optimizer_options.opt_level = aiotf.OptimizerOptions.L0
+    await fail_as_the_graph(
+        g,
+        y,
+        good,
+        bad,
+        want,
+        {"l2/relu": ("_FusedMatMulPair", "Relu")},
+        (fused, plain),
+        node,
+        words,
+    )
+
+
+async def fail_as_the_graph(
+    g: aiotf.Graph,
+    y: Any,
+    good: dict[Any, Array],
+    bad: dict[Any, Array],
+    want: Array,
+    fusion: dict[str, tuple[str, str]],
+    configs: tuple[Any, Any],
+    node: str,
+    words: str,
+) -> None:
+    """Under each of ``configs`` (fusing, then not): running ``y`` on ``bad`` fails, the next
+    run on ``good`` gives ``want``, and the node named in ``fusion`` is of its fused op, then of
+    the graph's. The fused run's error is the graph's own: ``words``, naming ``node``, its
+    NodeDef and text those of the run without the fusion."""
     failures = []
-    for level in (aiotf.OptimizerOptions.L1, aiotf.OptimizerOptions.L0):
-        config = aiotf.ConfigProto()
-        config.graph_options.optimizer_options.opt_level = level
+    for i, config in enumerate(configs):
         metadata = aiotf.RunMetadata()
         options = aiotf.RunOptions(output_partition_graphs=True)
         async with aiotf.Session(graph=g, config=config) as sess:
@@ -489,9 +517,7 @@ async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
             got = await sess.run(y, good, options=options, run_metadata=metadata)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         ops = {n.name: n.op for p in metadata.partition_graphs for n in p.node}
-        assert ops["l2/relu"] == (
-            "_FusedMatMulPair" if level == aiotf.OptimizerOptions.L1 else "Relu"
-        )
+        assert {name: ops[name] for name in fusion} == {k: v[i] for k, v in fusion.items()}
     fused, plain = failures
     assert words in fused.message and f"{{{{node {node}}}}}" in fused.message
     assert fused.node_def == plain.node_def  # the graph's node: its op, inputs and attrs

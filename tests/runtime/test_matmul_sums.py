@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import aiotf
-from aiotf.framework import dtypes, errors
+from aiotf.framework import dtypes
 from aiotf.kernels import registry
 from aiotf.kernels.registry import KernelNode
 from aiotf.proto import RewriterConfig
@@ -20,6 +20,7 @@ from aiotf.runtime.layouts import mark_any_layouts
 from aiotf.runtime.remapper import fuse_matmul_sums
 from tests.kernels.conftest import in_pool_thread
 from tests.runtime.test_matmul_pairs import (  # noqa: F401 - fixtures
+    fail_as_the_graph,
     in_pool,
     pool_device,
     pool_of_four,
@@ -169,24 +170,12 @@ async def test_bad_operands_fail_as_the_graphs_own_node_and_the_next_run_works(
     bad = dict(good)
     bad[ws[2]] = wv[2][:20] if case == "inner" else rng.standard_normal((32, 9)).astype(np.float32)
     want = sum(xv.astype(np.float64) @ w for w in wv)
-    failures = []
-    for remapping in (RewriterConfig.ON, RewriterConfig.OFF):
-        config = aiotf.ConfigProto()
-        config.graph_options.rewrite_options.remapping = remapping
-        metadata = aiotf.RunMetadata()
-        options = aiotf.RunOptions(output_partition_graphs=True)
-        async with aiotf.Session(graph=g, config=config) as sess:
-            with pytest.raises(errors.InvalidArgumentError) as info:
-                await sess.run(y, bad)
-            failures.append(info.value)
-            got = await sess.run(y, good, options=options, run_metadata=metadata)
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        ops = {n.name: n.op for p in metadata.partition_graphs for n in p.node}
-        assert ops["sum"] == ("_FusedMatMulSum" if remapping == RewriterConfig.ON else "AddN")
-    fused, plain = failures
-    assert words in fused.message and f"{{{{node {node}}}}}" in fused.message
-    assert fused.node_def == plain.node_def  # the graph's node: its op, inputs and attrs
-    assert str(fused) == str(plain)
+    fused, plain = aiotf.ConfigProto(), aiotf.ConfigProto()
+    fused.graph_options.rewrite_options.remapping = RewriterConfig.ON
+    plain.graph_options.rewrite_options.remapping = RewriterConfig.OFF
+    await fail_as_the_graph(
+        g, y, good, bad, want, {"sum": ("_FusedMatMulSum", "AddN")}, (fused, plain), node, words
+    )
 
 
 async def test_a_session_sums_as_the_graph_would() -> None:
