@@ -102,16 +102,22 @@ class Device:
         return True
 
     async def run_in_pool(
-        self, fn: Callable[..., Any], *args: Any, cancel: Cancel | None = None
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        cancel: Cancel | None = None,
+        relayed: bool = False,
     ) -> Any:
         """``fn(*args)`` in this device's thread pool; on cancel, waits for the thread first.
 
         The wait outlasts further cancellations (a failing step cancels its kernels, then the
         run's deadline or caller cancels the step again): the first ``CancelledError`` is
         re-raised once the thread has finished, never before. ``cancel``, if given, is set
-        before that wait, for a long ``fn`` that looks at it to stop early.
+        before that wait, for a long ``fn`` that looks at it to stop early. ``relayed``:
+        ``fn(reply, *args)``, which may hand its answer on to another thread
+        (``threads.run_in``).
         """
-        return await run_in(self._queue, fn, *args, cancel=cancel)
+        return await run_in(self._queue, fn, *args, cancel=cancel, relayed=relayed)
 
     def _queue(self, job: Callable[[], None]) -> None:
         self._submit(self._get_pool(), job)
@@ -200,7 +206,8 @@ def _call_counted(load: intra_op.PoolLoad, job: Callable[[], None]) -> None:
 def _call_helping(load: intra_op.PoolLoad, job: Callable[[], None]) -> None:
     """A kernel's helper job. It runs parts only while the kernel's own pool job waits for them
     (``intra_op.parallel_for`` returns once every claimed part is done), and that job holds
-    OpenBLAS single-threaded meanwhile: the helper need not count itself in."""
+    OpenBLAS single-threaded meanwhile: the helper need not count itself in. (A relay's helper,
+    which may carry a step on after that job has ended, holds it itself: ``intra_op.Relay``.)"""
     try:
         job()
     finally:

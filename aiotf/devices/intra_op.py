@@ -25,6 +25,12 @@ that the helpers are done just before it and it never sleeps waiting for them: t
 unless the calling thread has been the slower. The caller claims part 0 before it queues any
 helper, so a helper that happens to be awake cannot take the caller's part.
 
+A pool job that runs a compiled step (``Executor._finish_program``) hands a kernel whose work is
+a few independent parts (``register_kernel``'s ``parts``: a dense pair's two halves) to a
+:class:`Relay` instead: the same claims, but whichever thread ends the last part makes the
+kernel's outputs and carries the rest of the step on, so that a caller done first returns to
+the pool instead of sleeping until the helper ends and then waking (~50 us here).
+
 State: ``_local.submit``/``_local.load``/``_local.pace`` are set once per pool thread
 (:func:`bind_worker`, the pool's thread initializer). A :class:`PoolLoad` counts the jobs
 submitted to one pool and not yet finished (``active``, queued or running), averages its
@@ -40,8 +46,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from aiotf.devices import blas
 
 Submit = Callable[[Callable[[], None]], Any]
 
@@ -155,6 +163,90 @@ def parallel_for(num_parts: int, part: Callable[[int], None], every_thread: bool
             break
     parts.run(first)
     parts.wait()
+
+
+class Relay:
+    """A pool kernel's work as independent ``parts``, and ``outputs()`` making its outputs of
+    what they left: run by :meth:`run` on this pool thread and the idle ones, each part claimed
+    once (none after one fails), and the thread that ends the last part carries on.
+
+    Invariant: exactly one thread sees the last part end (``_finished == _num`` under the
+    lock); the other threads return having touched nothing after their parts. The last clears
+    what the parts hold, so a helper job queued late keeps none of the kernel alive."""
+
+    __slots__ = ("_error", "_finished", "_lock", "_next", "_num", "_outputs", "_parts", "_then")
+
+    def __init__(self, parts: Sequence[Callable[[], None]], outputs: Callable[[], Any]) -> None:
+        self._parts = parts
+        self._outputs: Callable[[], Any] | None = outputs
+        self._lock = threading.Lock()
+        self._num = len(parts)
+        self._next = 0
+        self._finished = 0
+        self._error: BaseException | None = None
+        self._then: Callable[[], None] | None = None
+
+    def run(self, then: Callable[[], None]) -> bool:
+        """Run the parts here and on the pool's idle threads (a helper job for each, up to the
+        parts beyond this thread's first). True when this thread ended the last part, and so
+        carries on itself; False when a helper did or will: that helper calls ``then()``
+        (which must not raise), holding OpenBLAS to one thread as the step's own job did."""
+        helpers = min(_idle_helpers(), self._num - 1)
+        first = self._claim()  # the caller's, before any helper can take it
+        if helpers > 0:
+            self._then = then
+            submit: Submit = _local.submit
+            for _ in range(helpers):
+                if not submit(self._help):  # the pool is shutting down: the parts here
+                    break
+        if not self._work(first):
+            return False
+        self._then = None  # a helper queued late finds nothing to claim
+        return True
+
+    def outputs(self) -> Any:
+        """The kernel's outputs, once the last part has ended; the first part's failure
+        raised instead."""
+        make, self._outputs = self._outputs, None
+        if self._error is not None:
+            raise self._error
+        assert make is not None, "a relay's outputs taken twice"
+        return make()
+
+    def _help(self) -> None:
+        blas.hold_single_threaded()  # the step's job may end while this carries the step on
+        try:
+            if self._work(self._claim()):
+                then, self._then = self._then, None
+                assert then is not None
+                then()
+        finally:
+            blas.release_single_threaded()
+
+    def _claim(self) -> int:
+        with self._lock:
+            if self._next >= self._num:
+                return -1
+            self._next += 1
+            return self._next - 1
+
+    def _work(self, i: int) -> bool:
+        """Run part ``i`` and those claimed after it; True when this thread ended the last."""
+        while i >= 0:
+            try:
+                self._parts[i]()
+            except BaseException as exc:  # raised by outputs(), in the thread that carries on
+                with self._lock:
+                    if self._error is None:
+                        self._error = exc
+                    self._num = self._next  # no part claimed after a failure
+            with self._lock:
+                self._finished += 1
+                if self._finished == self._num:
+                    self._parts = ()
+                    return True
+            i = self._claim()
+        return False
 
 
 def split(

@@ -28,6 +28,21 @@ from typing import Any, Generic, TypeVar
 _T = TypeVar("_T")
 
 Submit = Callable[[Callable[[], None]], object]  # queues a job on some thread pool
+# A relayed job's way back: ``reply(value, None)`` or ``reply(None, failure)``, once, from any
+# thread.
+Reply = Callable[[Any, BaseException | None], None]
+
+
+class _Relayed:
+    """What a relayed job returns when another thread has its reply to send."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RELAYED"
+
+
+RELAYED: Any = _Relayed()
 
 
 class Stop:
@@ -50,12 +65,17 @@ Cancel = Stop | threading.Event
 
 
 async def run_in(
-    submit: Submit, fn: Callable[..., _T], *args: Any, cancel: Cancel | None = None
+    submit: Submit,
+    fn: Callable[..., _T],
+    *args: Any,
+    cancel: Cancel | None = None,
+    relayed: bool = False,
 ) -> _T:
     """``fn(*args)`` in the thread ``submit`` queues it on; if the awaiting task is cancelled,
     set ``cancel`` and wait for the thread to finish before re-raising (see the module
-    docstring)."""
-    handoff = _Handoff(asyncio.get_running_loop(), fn, args)
+    docstring). ``relayed``: ``fn(reply, *args)``, whose answer is what it returns unless that
+    is :data:`RELAYED`, and then what ``reply`` is sent."""
+    handoff = _Handoff(asyncio.get_running_loop(), fn, args, relayed)
     submit(handoff.run)
     try:
         return await handoff.future
@@ -75,27 +95,42 @@ async def in_thread(fn: Callable[..., _T], *args: Any) -> _T:
 
 class _Handoff(Generic[_T]):
     """One job's way back to the loop: ``future`` gets its result or exception; ``done`` once
-    the thread has finished (set on the loop, where :meth:`finished` reads it)."""
+    the job has finished, or the thread it was relayed to (set on the loop, where
+    :meth:`finished` reads it)."""
 
-    __slots__ = ("_args", "_finished", "_fn", "_loop", "done", "future")
+    __slots__ = ("_args", "_finished", "_fn", "_loop", "_relayed", "done", "future")
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, fn: Callable[..., _T], args: tuple[Any, ...]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fn: Callable[..., _T],
+        args: tuple[Any, ...],
+        relayed: bool = False,
     ) -> None:
         self._loop = loop
         self._fn = fn
         self._args = args
+        self._relayed = relayed
         self.future: asyncio.Future[_T] = loop.create_future()
         self.done = False
         self._finished: asyncio.Future[None] | None = None
 
     def run(self) -> None:
-        """In the thread: call the function and send what came of it to the loop."""
+        """In the thread: call the function and send what came of it to the loop (unless it
+        relayed its reply to another thread)."""
         try:
-            value: Any = self._fn(*self._args)
+            if self._relayed:  # (the reply made here: a handoff holding it would be a cycle)
+                value: Any = self._fn(self.reply, *self._args)
+            else:
+                value = self._fn(*self._args)
             failure: BaseException | None = None
         except BaseException as exc:  # delivered to the awaiting task, which raises it
             value, failure = None, exc
+        if value is not RELAYED:
+            self.reply(value, failure)
+
+    def reply(self, value: Any, failure: BaseException | None) -> None:
+        """From any thread, once: the job's result (or failure) to the awaiting task."""
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
             self._loop.call_soon_threadsafe(self._deliver, value, failure)
 

@@ -39,6 +39,7 @@ error naming its own node.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
@@ -60,7 +61,13 @@ from aiotf.kernels.math_kernels import (
     mat_mul,
     matmul,
 )
-from aiotf.kernels.registry import NS_PER_FLOP, KernelNode, graph_node_error, register_kernel
+from aiotf.kernels.registry import (
+    NS_PER_FLOP,
+    KernelNode,
+    Parts,
+    graph_node_error,
+    register_kernel,
+)
 
 Array = np.ndarray[Any, Any]
 _T = TypeVar("_T")
@@ -142,8 +149,24 @@ def _pair_fast_for(
     return fast
 
 
+def _pair_parts_of(
+    a: Array, *args: Array, node: KernelNode, data_format: bytes, _any_layout: bool = False
+) -> Parts | None:
+    """The kernel's ``parts`` (``register_kernel``): the pair of valid operands as
+    :func:`_pair_parts`; None for operands the graph's ops refuse (the kernel says why)."""
+    form = _Form.of(node.attrs["fused_ops"])
+    w1, b1, w2, b2 = form.operands(args)
+    if not _valid(a, w1, b1, w2, b2):
+        return None
+    return _pair_parts(a, w1, b1, w2, b2, form, _any_layout)
+
+
 @register_kernel(
-    "_FusedMatMulPair", types={"T": (dtypes.float32,)}, cost=_pair_cost, fast_for=_pair_fast_for
+    "_FusedMatMulPair",
+    types={"T": (dtypes.float32,)},
+    cost=_pair_cost,
+    fast_for=_pair_fast_for,
+    parts=_pair_parts_of,
 )
 def fused_matmul_pair(
     a: Array, *args: Array, node: KernelNode, data_format: bytes, _any_layout: bool = False
@@ -152,7 +175,13 @@ def fused_matmul_pair(
     form = _Form.of(ops)
     w1, b1, w2, b2 = form.operands(args)
     if _valid(a, w1, b1, w2, b2):
-        return _pair(a, w1, b1, w2, b2, form, _any_layout)
+        parts, outputs = _pair_parts(a, w1, b1, w2, b2, form, _any_layout)
+        if len(parts) > 1:
+            intra_op.parallel_for(len(parts), lambda i: parts[i]())
+        else:
+            parts[0]()
+        y: Array = outputs()
+        return y
     # Operands the graph's ops refuse: those ops, one after another, each error naming its node.
     x, operands = a, iter(args)
     for i, op in enumerate(ops):
@@ -179,7 +208,7 @@ def _valid(a: Array, w1: Array, b1: Array | None, w2: Array, b2: Array | None) -
     )
 
 
-def _pair(
+def _pair_parts(
     a: Array,
     w1: Array,
     b1: Array | None,
@@ -187,28 +216,34 @@ def _pair(
     b2: Array | None,
     form: _Form,
     any_layout: bool,
-) -> Array:
-    """The pair of valid operands: by halves where that applies (the module docstring), else
-    as the graph's ops would make it (each product as a MatMul's, split when big enough)."""
+) -> Parts:
+    """The pair of valid operands as parts for the pool's threads, and what makes its output
+    of them: its two halves where that applies (the module docstring), else one part making it
+    as the graph's ops would (each product as a MatMul's, split when big enough)."""
     (m, k), hidden = a.shape, w1.shape[1]
     if 2.0 * m * k * hidden >= PARALLEL_MIN_FLOPS:
         packed = _packed_halves(a, w1, w2)
         if packed is not None:
-            return _by_packed_halves(a, w1, b1, w2, b2, form, *packed)
+            return _packed_halves_parts(a, w1, b1, w2, b2, form, *packed)
         columns = _halves_columns(a, w1)
         if columns is not None:
-            return _by_halves(a, columns, b1, w2, b2, form, any_layout)
-    h = matmul(a, w1, True)
-    if b1 is not None:
-        nn_kernels.add_bias_into(h, b1, h)
-    if form.relu1:
-        nn_kernels.relu_into(h, h)
-    y = matmul(h, w2, any_layout)
-    if b2 is not None:
-        nn_kernels.add_bias_into(y, b2, y)
-    if form.relu2:
-        nn_kernels.relu_into(y, y)
-    return y
+            return _halves_parts(a, columns, b1, w2, b2, form, any_layout)
+    made: list[Array] = []
+
+    def whole() -> None:
+        h = matmul(a, w1, True)
+        if b1 is not None:
+            nn_kernels.add_bias_into(h, b1, h)
+        if form.relu1:
+            nn_kernels.relu_into(h, h)
+        y = matmul(h, w2, any_layout)
+        if b2 is not None:
+            nn_kernels.add_bias_into(y, b2, y)
+        if form.relu2:
+            nn_kernels.relu_into(y, y)
+        made.append(y)
+
+    return (whole,), made.pop
 
 
 def _halves_columns(a: Array, w1: Array) -> Array | None:
@@ -221,7 +256,7 @@ def _halves_columns(a: Array, w1: Array) -> Array | None:
     return how.columns if how.columns is not None and not how.width else None
 
 
-def _by_halves(
+def _halves_parts(
     a: Array,
     columns: Array,
     b1: Array | None,
@@ -229,9 +264,9 @@ def _by_halves(
     b2: Array | None,
     form: _Form,
     by_columns: bool,
-) -> Array:
-    """The pair by halves of the hidden units (see the module docstring): laid out by columns
-    when ``by_columns`` (every reader takes any layout), else by rows. On a pool of more than
+) -> Parts:
+    """The pair by halves of the hidden units (see the module docstring), a part each: laid out
+    by columns when ``by_columns`` (every reader takes any layout), else by rows. On a pool of more than
     two threads each half's products split further, by their output's rows, over the idle
     ones (each row made by the same call as whole: the same bits)."""
     (m, k), hidden, n = a.shape, len(columns), w2.shape[1]
@@ -266,9 +301,11 @@ def _by_halves(
 
         rows(p.shape[0], (hi - lo) * p.shape[1], second)
 
-    intra_op.parallel_for(2, half)
-    total = _summed(partial, b2, form, by_columns)
-    return total.T if by_columns else total
+    def outputs() -> Array:
+        total = _summed(partial, b2, form, by_columns)
+        return total.T if by_columns else total
+
+    return (functools.partial(half, 0), functools.partial(half, 1)), outputs
 
 
 def _summed(partial: dict[int, Array], b2: Array | None, form: _Form, by_columns: bool) -> Array:
@@ -307,7 +344,7 @@ def _packed_halves(
     return None if second is None else (first, second)
 
 
-def _by_packed_halves(
+def _packed_halves_parts(
     a: Array,
     w1: Array,
     b1: Array | None,
@@ -316,8 +353,8 @@ def _by_packed_halves(
     form: _Form,
     first: tuple[onednn_matmul.Packed, ...],
     second: tuple[onednn_matmul.Packed, ...],
-) -> Array:
-    """The pair by halves of the hidden units (the module docstring), each half's products by
+) -> Parts:
+    """The pair by halves of the hidden units (the module docstring), a part each, its products by
     oneDNN on its packed weights, the first with its bias in the same pass. Laid out
     by rows. The same bits whatever the pool (the halves are the shapes'), but not a pair's
     other ways': a product is made by one routine in all its parts."""
@@ -338,8 +375,9 @@ def _by_packed_halves(
         if not onednn_matmul.into(h, second[i], p):
             np.matmul(h, w2[lo:hi], out=p)
 
-    intra_op.parallel_for(2, half)
-    return _summed(partial, b2, form, by_columns=False)
+    return (functools.partial(half, 0), functools.partial(half, 1)), functools.partial(
+        _summed, partial, b2, form, False
+    )
 
 
 def _whole(extent: int, row_macs: int, work: Callable[[int, int], None]) -> None:

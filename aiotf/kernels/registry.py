@@ -24,7 +24,7 @@ import dataclasses
 import functools
 import inspect
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from aiotf.framework import attr_value, dtypes, errors
@@ -57,6 +57,10 @@ NS_PER_SCANNED = 8 * NS_PER_ELEMENT
 NS_PER_FOUND = 16 * NS_PER_ELEMENT
 NS_PER_FLOP = 0.033
 POOL_MIN_COST = 1 << 18
+
+# A pool kernel's work as independent pieces, and what makes its outputs once all have run
+# (``register_kernel``'s ``parts``).
+Parts = tuple[Sequence[Callable[[], None]], Callable[[], Any]]
 
 
 def size_of(x: Any) -> int:
@@ -149,6 +153,7 @@ class KernelDef:
     fast: Callable[..., Any] | None = None
     fast_for: Callable[..., Any] | None = None  # attrs -> a fast function (or None)
     forward: Callable[..., Any] | None = None  # the kernel, into its first input's buffer
+    parts: Callable[..., Any] | None = None  # the kernel's work as parts (``Parts``), or None
 
     def matches(self, attrs: Mapping[str, Any]) -> bool:
         for attr, allowed in self.type_constraints.items():
@@ -180,6 +185,7 @@ class OpKernel:
         "is_async",
         "kernel_def",
         "node",
+        "parts",
         "wants_ctx",
     )
 
@@ -202,6 +208,8 @@ class OpKernel:
         )
         forward = kernel_def.forward
         self.forward = functools.partial(forward, **bound) if forward and bound else forward
+        parts = kernel_def.parts
+        self.parts = functools.partial(parts, **bound) if parts and bound else parts
         if kernel_def.cost_attr_params:  # an estimate that needs attrs gets them bound too
             attrs = {p: bound[p] for p in kernel_def.cost_attr_params if p in bound}
             self.cost = functools.partial(kernel_def.cost, **attrs)
@@ -222,6 +230,7 @@ def register_kernel(
     fast: Callable[..., Any] | None = None,
     fast_for: Callable[..., Any] | None = None,
     forward: Callable[..., Any] | None = None,
+    parts: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register the function as the kernel of ``op_type`` on ``device_type``.
 
@@ -245,6 +254,14 @@ def register_kernel(
     (``flat_compiler``), so an MLP's BiasAdd and Relu write over the product they read instead
     of into fresh memory. It must check what the kernel checks before it writes anything, and
     raise (the kernel then runs) rather than write part of an answer.
+
+    ``parts`` (for a pool kernel whose work splits into a few independent pieces) takes what the
+    kernel takes, attrs included, and returns its work as a :data:`Parts`, ``(parts,
+    outputs)``: callables that each run one piece, on whichever pool thread claims it, and one
+    that makes the kernel's outputs once all have run; or None for inputs it does not split,
+    which the kernel then computes, checks and errors included. A compiled step's pool job calls
+    it instead of the kernel, so that the thread that ends the last piece carries the step on
+    (``intra_op.Relay``). The outputs must be the kernel's, whichever thread ran which piece.
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -271,6 +288,8 @@ def register_kernel(
             )
         if forward is not None and wants_ctx:
             raise TypeError(f"{op_type}'s forward computes from its inputs; this kernel takes ctx")
+        if parts is not None and (wants_ctx or not (expensive or cost is not None)):
+            raise TypeError(f"{op_type}'s parts split a pool kernel of its inputs and attrs")
         kernel_def = KernelDef(
             op_type=op_type,
             device_type=device_type,
@@ -285,6 +304,7 @@ def register_kernel(
             fast=fast,
             fast_for=fast_for,
             forward=forward,
+            parts=parts,
             registered_at=_caller(),
         )
         _add(kernel_def)

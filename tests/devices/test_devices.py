@@ -16,6 +16,7 @@ from aiotf.devices import DeviceMgr, ResourceMgr, TrackingAllocator, add_devices
 from aiotf.devices import device as device_module
 from aiotf.devices.cpu import CPUDevice
 from aiotf.devices.device import Device
+from aiotf.devices.threads import RELAYED, Reply
 from aiotf.devices.workers import WorkerPool
 from aiotf.framework import errors
 from aiotf.framework.device_spec import DeviceSpec
@@ -113,6 +114,29 @@ async def test_run_in_pool_error(devices: list[Device]) -> None:
 
     with pytest.raises(ZeroDivisionError, match="inside the pool"):
         await devices[0].run_in_pool(fail)
+
+
+async def test_a_relayed_job_answers_by_whichever_thread_holds_its_reply(
+    devices: list[Device],
+) -> None:
+    device = devices[0]
+    relayed: list[threading.Thread] = []
+
+    def job(reply: Reply, value: object, failure: BaseException | None) -> object:
+        if value == "here":
+            return "answered here"
+        thread = threading.Thread(target=reply, args=(value, failure))
+        relayed.append(thread)
+        thread.start()
+        return RELAYED
+
+    assert await device.run_in_pool(job, "here", None, relayed=True) == "answered here"
+    assert await device.run_in_pool(job, "there", None, relayed=True) == "there"
+    with pytest.raises(ZeroDivisionError, match="relayed"):
+        await device.run_in_pool(job, None, ZeroDivisionError("relayed"), relayed=True)
+    assert len(relayed) == 2
+    for thread in relayed:
+        thread.join()
 
 
 async def test_cancel_waits_for_the_thread(devices: list[Device]) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -475,3 +477,123 @@ def test_split_makes_no_range_narrower_than_align_or_least(
         assert all(hi - lo >= max(align, least) for lo, hi in ran)
     else:
         assert ran == []  # the caller does the work whole
+
+
+async def test_a_relay_is_carried_on_by_the_helper_that_ends_the_last_part(
+    device: Device,
+) -> None:
+    """The caller, done with its part first, returns False and the helper calls ``then``:
+    the relay's outputs, made there, are the parts' whichever thread ran them."""
+    helper_started = threading.Event()
+    made: dict[int, str] = {}
+    carried: list[tuple[str, list[str]]] = []
+    done = threading.Event()
+
+    def part(i: int) -> None:
+        if i == 0:  # the caller's: ends once the helper holds part 1
+            assert helper_started.wait(STALL_S)
+        else:
+            helper_started.set()
+            time.sleep(0.05)
+        made[i] = threading.current_thread().name
+
+    relay = intra_op.Relay([lambda: part(0), lambda: part(1)], lambda: [made[0], made[1]])
+
+    def then() -> None:
+        carried.append((threading.current_thread().name, relay.outputs()))
+        done.set()
+
+    def kernel() -> tuple[bool, str]:
+        return relay.run(then), threading.current_thread().name
+
+    last, caller = await device.run_in_pool(kernel)
+    assert not last  # the caller returned while the helper ran part 1
+    assert await asyncio.to_thread(done.wait, STALL_S)
+    ((thread, outputs),) = carried
+    assert thread != caller and outputs == [caller, thread]
+
+
+async def test_a_relay_whose_helper_starts_late_is_the_callers_alone(device: Device) -> None:
+    """A helper queued behind another job finds every part claimed: the caller ran them and
+    carries on; the late helper neither runs a part nor calls ``then``, nor keeps them."""
+    release = threading.Event()
+    started = threading.Event()
+    ran: list[str] = []
+
+    def blocker() -> None:  # queued first: the helper waits behind it
+        started.set()
+        release.wait(STALL_S)
+
+    class Big:  # what a part holds: gone once the relay ends, though the helper is queued
+        pass
+
+    big = Big()
+    held = weakref.ref(big)
+
+    def part(x: Big) -> None:
+        ran.append(threading.current_thread().name)
+
+    relay = intra_op.Relay([functools.partial(part, big), functools.partial(part, big)], list)
+    del big
+
+    def kernel() -> bool:
+        load: intra_op.PoolLoad = intra_op._local.load
+        load.active -= 1  # the blocker looks idle: a helper is queued behind it
+        try:
+            return relay.run(lambda: pytest.fail("then called though the caller ended last"))
+        finally:
+            load.active += 1
+
+    blocking = asyncio.ensure_future(device.run_in_pool(blocker))
+    await asyncio.to_thread(started.wait, STALL_S)
+    assert await device.run_in_pool(kernel)
+    assert len(set(ran)) == 1 and len(ran) == 2  # both parts on the caller's thread
+    assert held() is None  # the queued helper holds the relay, not what its parts held
+    release.set()
+    await blocking
+    assert relay.outputs() == []
+
+
+def test_a_relay_outside_a_pool_runs_its_parts_here_in_order() -> None:
+    seen: list[int] = []
+    relay = intra_op.Relay([lambda: seen.append(0), lambda: seen.append(1)], lambda: seen)
+    assert relay.run(lambda: pytest.fail("no helper to carry on"))
+    assert relay.outputs() == [0, 1]
+
+
+async def test_a_relays_failure_is_raised_by_its_outputs_and_stops_the_claiming(
+    device: Device,
+) -> None:
+    ran: list[int] = []
+    lock = threading.Lock()
+    carried = threading.Event()
+    errors: list[BaseException] = []
+
+    def part(i: int) -> None:
+        with lock:
+            ran.append(i)
+            first = len(ran) == 1
+        if first:
+            raise ValueError("a part failed")
+
+    relay = intra_op.Relay([functools.partial(part, i) for i in range(50)], lambda: "made")
+
+    def outputs() -> None:
+        try:
+            relay.outputs()
+        except ValueError as exc:
+            errors.append(exc)
+
+    def then() -> None:
+        outputs()
+        carried.set()
+
+    def kernel() -> None:
+        if relay.run(then):
+            outputs()
+            carried.set()
+
+    await device.run_in_pool(kernel)
+    assert await asyncio.to_thread(carried.wait, STALL_S)
+    assert [str(e) for e in errors] == ["a part failed"]
+    assert len(ran) < 50  # parts claimed before the failure ran; none after it

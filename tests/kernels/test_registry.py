@@ -76,6 +76,33 @@ def test_forward_takes_the_node_s_attrs_and_is_not_for_a_kernel_that_takes_ctx()
             return x
 
 
+def test_parts_take_the_node_s_attrs_and_are_for_pool_kernels_of_inputs_alone() -> None:
+    def parts(x: Any, *, scale: float) -> Any:
+        return [lambda: None], lambda: x * scale
+
+    @register_kernel("_RegTestParts", cost=lambda x, *, scale: 1e9, parts=parts)
+    def scaled(x: Any, *, scale: float) -> Any:
+        return x * scale
+
+    node = registry.KernelNode("s", "_RegTestParts", {"scale": 3.0}, (dtypes.float32,),
+                               (dtypes.float32,))  # fmt: skip
+    kernel = registry.create_kernel(node, "CPU")
+    assert kernel.parts is not None
+    pieces, outputs = kernel.parts(2.0)
+    assert len(pieces) == 1 and outputs() == 6.0
+    with pytest.raises(TypeError, match="_RegTestPartsInline's parts split a pool kernel"):
+
+        @register_kernel("_RegTestPartsInline", parts=lambda x: None)
+        def inline(x: Any) -> Any:
+            return x
+
+    with pytest.raises(TypeError, match="_RegTestPartsCtx's parts split a pool kernel"):
+
+        @register_kernel("_RegTestPartsCtx", expensive=True, parts=lambda ctx, x: None)
+        def with_ctx(ctx: Any, x: Any) -> Any:
+            return x
+
+
 @pytest.mark.parametrize(
     ("transpose_a", "transpose_b"), [(False, False), (True, False), (True, True)]
 )
