@@ -13,6 +13,11 @@ The hop is one event-loop future, made before the job is queued and set from the
 does not wait for the GIL while the loop wraps futures), and the result reaches the awaiting
 task in one loop iteration instead of three (``asyncio.wrap_future`` and ``shield``: a round
 trip to an idle pool took 72 us that way, 64 us this way).
+
+A job may hand its answer on to another thread (``relayed``): it is called with a
+:data:`Reply` first, and when it returns :data:`RELAYED` its thread sends nothing; whoever holds
+the reply sends the result or failure, once. A compiled step's pool job does so when the helper
+that ends a kernel's last part carries the rest of the step on (``Executor._finish_program``).
 """
 
 from __future__ import annotations
