@@ -102,17 +102,17 @@ def _dims(values: tuple[int, ...]) -> ctypes.Array[ctypes.c_int64]:
     return dims
 
 
-def _md(api: _Api, shape: tuple[int, int], strides: tuple[int, int] | None) -> _Handle:
+def _md(api: _Api, shape: tuple[int, ...], strides: tuple[int, ...] | None) -> _Handle:
     """A float32 memory descriptor of ``shape``, laid out by ``strides`` in elements, or left
     to the primitive (None)."""
     md = _Handle()
     if strides is None:
         status = api.calls.dnnl_memory_desc_create_with_tag(
-            ctypes.byref(md), 2, _dims(shape), _F32, _TAG_ANY
+            ctypes.byref(md), len(shape), _dims(shape), _F32, _TAG_ANY
         )
     else:
         status = api.calls.dnnl_memory_desc_create_with_strides(
-            ctypes.byref(md), 2, _dims(shape), _F32, _dims(strides)
+            ctypes.byref(md), len(shape), _dims(shape), _F32, _dims(strides)
         )
     _check(status, "a memory descriptor")
     return md
@@ -128,7 +128,7 @@ class _Layout(NamedTuple):
     block_dims: tuple[int, ...]
 
     @staticmethod
-    def of(api: _Api, md: _Handle) -> _Layout:
+    def of(api: _Api, md: _Handle, ndims: int = 2) -> _Layout:
         def dims(what: int, count: int) -> tuple[int, ...]:
             p = ctypes.POINTER(ctypes.c_int64)()
             _check(api.calls.dnnl_memory_desc_query(md, what, ctypes.byref(p)))
@@ -138,8 +138,8 @@ class _Layout(NamedTuple):
         _check(api.calls.dnnl_memory_desc_query(md, _QUERY_INNER_NBLKS, ctypes.byref(count)))
         n = count.value
         return _Layout(
-            dims(_QUERY_STRIDES, 2),
-            dims(_QUERY_PADDED_DIMS, 2),
+            dims(_QUERY_STRIDES, ndims),
+            dims(_QUERY_PADDED_DIMS, ndims),
             dims(_QUERY_INNER_BLKS, n),
             dims(_QUERY_INNER_IDXS, n),
         )
@@ -205,7 +205,7 @@ class _Primitive:
 class _Bound:
     """One thread's stream and memory objects for a primitive, and the arguments naming them."""
 
-    def __init__(self, api: _Api, primitive: _Primitive, stream: _Handle) -> None:
+    def __init__(self, api: _Api, primitive: Any, stream: _Handle) -> None:
         def memory(md: _Handle) -> _Handle:
             made = _Handle()
             _check(api.calls.dnnl_memory_create(ctypes.byref(made), md, api.engine, None))
@@ -261,7 +261,7 @@ _api_lock = threading.Lock()
 # go. Each takes ~160 KiB (its JIT-compiled kernel) and ~0.4 ms to make: a model run at many
 # batch sizes would otherwise keep one a size for ever. (TensorFlow keeps up to 1,024.)
 PRIMITIVES = 256
-_primitives: collections.OrderedDict[tuple[Any, ...], _Primitive] = collections.OrderedDict()
+_primitives: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
 _local = threading.local()  # .stream, .bound (primitive key -> _Bound), .scratch (an array)
 
 
@@ -323,11 +323,23 @@ def pack_into(w: Array, data: Array) -> None:
     assert api is not None and strides is not None, "not packable"
     k, n = w.shape
     packing = _primitive(api, _packing_key(k, n))  # held: its descriptor is ``packed``
-    packed = packing.weights
     assert data.size == packed_size(k, n) and data.flags.c_contiguous
+    reorder_into(api, w, (k, n), strides, packing.weights, data)
+
+
+def reorder_into(
+    api: _Api,
+    w: Array,
+    shape: tuple[int, ...],
+    strides: tuple[int, ...],
+    packed: _Handle,
+    data: Array,
+) -> None:
+    """``w`` (of oneDNN's dims ``shape``, laid out by ``strides`` in elements) laid out as the
+    descriptor ``packed`` says, into ``data`` (on a cache line), on this thread."""
     # Each handle destroyed, made or not (a NULL one is a no-op): all in one try.
     reorder, step, source, target = _Handle(), _Handle(), _Handle(), _Handle()
-    plain = _md(api, (k, n), strides)
+    plain = _md(api, shape, strides)
     try:
         _check(
             api.calls.dnnl_reorder_primitive_desc_create(
@@ -373,11 +385,28 @@ def into(a: Array, w: Packed, out: Array, bias: Array | None = None) -> bool:
     primitive = _primitive(api, key)  # held until the product is made
     if primitive.layout != w.layout:  # (an output whose rows lie apart: a plain weight)
         return False
+    execute(api, key, primitive, a, w.data, out, bias, f"a {m}x{k}x{n} matmul")
+    return True
+
+
+def execute(
+    api: _Api,
+    key: tuple[Any, ...],
+    primitive: Any,
+    src: Array,
+    weights: Array,
+    dst: Array,
+    bias: Array | None,
+    what: str,
+) -> None:
+    """Run ``primitive`` (of ``key``: a matmul or a convolution, with the descriptors
+    :class:`_Bound` reads) on these arrays, on this thread's stream, memory objects and
+    scratchpad."""
     bound = _bound(api, key, primitive)
     quick = api.quick
-    quick.dnnl_memory_set_data_handle(bound.src, a.__array_interface__["data"][0])
-    quick.dnnl_memory_set_data_handle(bound.weights, w.data.__array_interface__["data"][0])
-    quick.dnnl_memory_set_data_handle(bound.dst, out.__array_interface__["data"][0])
+    quick.dnnl_memory_set_data_handle(bound.src, src.__array_interface__["data"][0])
+    quick.dnnl_memory_set_data_handle(bound.weights, weights.__array_interface__["data"][0])
+    quick.dnnl_memory_set_data_handle(bound.dst, dst.__array_interface__["data"][0])
     if bound.bias is not None:
         assert bias is not None
         quick.dnnl_memory_set_data_handle(bound.bias, bias.__array_interface__["data"][0])
@@ -386,13 +415,13 @@ def into(a: Array, w: Packed, out: Array, bias: Array | None = None) -> bool:
     status = api.calls.dnnl_primitive_execute(
         primitive.handle, bound.stream, bound.count, bound.args
     )
-    _check(status, f"a {m}x{k}x{n} matmul")
-    return True
+    _check(status, what)
 
 
-def _primitive(api: _Api, key: tuple[Any, ...]) -> _Primitive:
-    """The primitive of ``key`` (``_Primitive``'s arguments: rows, depth, columns, the strides
-    of ``a`` and of the output, a bias or not), made once."""
+def _primitive(api: _Api, key: tuple[Any, ...], kind: Any = None) -> Any:
+    """The primitive of ``key``, made once: ``kind(api, *key)`` (a :class:`_Primitive` of its
+    arguments by default: rows, depth, columns, the strides of ``a`` and of the output, a bias
+    or not). Keys of other kinds start with a name of their own."""
     primitive = _primitives.get(key)
     if primitive is not None:
         with contextlib.suppress(KeyError):  # let go meanwhile by another thread
@@ -405,7 +434,7 @@ def _primitive(api: _Api, key: tuple[Any, ...]) -> _Primitive:
         with _api_lock:
             primitive = _primitives.get(key)
             if primitive is None:
-                primitive = _primitives[key] = _Primitive(api, *key)
+                primitive = _primitives[key] = (kind or _Primitive)(api, *key)
                 while len(_primitives) > PRIMITIVES:
                     _primitives.popitem(last=False)
     return primitive
@@ -436,7 +465,7 @@ def _stream(api: _Api) -> _Handle:
     return stream.handle
 
 
-def _bound(api: _Api, key: tuple[Any, ...], primitive: _Primitive) -> _Bound:
+def _bound(api: _Api, key: tuple[Any, ...], primitive: Any) -> _Bound:
     bound: dict[tuple[Any, ...], _Bound] | None = getattr(_local, "bound", None)
     found = bound.get(key) if bound is not None else None
     if found is None:

@@ -26,10 +26,10 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from aiotf.devices import intra_op
+from aiotf.devices import intra_op, onednn_conv
 from aiotf.framework import dtypes, errors
 from aiotf.framework.common_shapes import explicit_padding_error
-from aiotf.kernels import nn_kernels, products, winograd
+from aiotf.kernels import derived, nn_kernels, products, winograd
 from aiotf.kernels.math_kernels import FLOATS, shape_str
 from aiotf.kernels.registry import (
     NS_PER_ELEMENT,
@@ -314,6 +314,71 @@ def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) ->
     return not floored
 
 
+def _by_onednn(
+    x: Array,
+    f: Array,
+    pads: tuple[tuple[int, int], tuple[int, int]],
+    out: Array,
+    pool: bool = False,
+) -> bool:
+    """The stride-1, undilated, ungrouped convolution of the NHWC ``x`` by ``f`` into the
+    NHWC ``out``, by oneDNN's primitive (``devices/onednn_conv.py``: few input channels), in
+    blocks of whole images shared with the pool's idle threads; with ``pool``, ``out`` is its
+    2x2 max pool of stride 2, each block's outputs made in this thread's scratch memory and
+    pooled from there while in the core's cache (as MaxPool pools: a NaN never wins). False,
+    having done nothing, where oneDNN does not take these; else whether every pooled window
+    held a value above the lowest (see ``_max_into``), True unpooled.
+
+    Every block is made by a primitive of its size (one or two sizes), each image's outputs the
+    same in any block (the cnn's first layer's, checked)."""
+    if not onednn_conv.takes(x, f):
+        return False
+    (top, bottom), (left, right) = pads
+    n, oh, ow, oc = out.shape
+    if pool:
+        oh, ow = 2 * oh, 2 * ow
+    image = oh * ow * oc * out.itemsize
+    per = max(1, min(COLS_BLOCK_BYTES // image, -(-n // (2 * intra_op.workers()))))
+    starts = range(0, n, per)
+    convs = {
+        size: onednn_conv.primitive(x[:size], f, (oh, ow), (top, bottom, left, right))
+        for size in {min(per, n - lo) for lo in starts}
+    }
+    filters = {conv.layout: _onednn_filter(f, conv) for conv in convs.values()}
+    lowest = _lowest(out.dtype)
+    floored = []
+
+    def block(b: int) -> None:
+        lo = starts[b]
+        hi = min(lo + per, n)
+        conv = convs[hi - lo]
+        if not pool:
+            onednn_conv.into(x[lo:hi], filters[conv.layout], out[lo:hi], conv)
+            return
+        made = scratch("convolved", (hi - lo, oh, ow, oc), out.dtype)
+        onednn_conv.into(x[lo:hi], filters[conv.layout], made, conv)
+        v = made.reshape(hi - lo, oh // 2, 2, ow // 2, 2 * oc)
+        pooled = out[lo:hi]
+        _fmax_over([v[:, :, 0, :, :oc], v[:, :, 0, :, oc:], v[:, :, 1, :, :oc],
+                    v[:, :, 1, :, oc:]], pooled)  # fmt: skip
+        if not pooled.min() > lowest:  # False for a NaN too
+            floored.append(b)
+
+    intra_op.parallel_for(len(starts), block)
+    return not floored
+
+
+def _onednn_filter(f: Array, conv: Any) -> Array:
+    """``f`` laid out for ``conv`` (``onednn_conv.pack``): kept while a frozen ``f`` lives."""
+    kind = ("onednn conv filter", conv.layout)
+    data = derived.kept(kind, f)
+    if data is not None:
+        return data
+    if derived.frozen(f) and derived.room(4 * conv.weights_size):
+        return derived.derived(kind, f, lambda source: onednn_conv.pack(source, conv))
+    return onednn_conv.pack(f, conv)
+
+
 # A block of Winograd tiles: its input tiles, their two transforms and the products, by this
 # estimate (tile_bytes below counts more than the buffers a block keeps). On one thread blocks
 # of 1.5 and 3 MiB run alike (the cnn's second convolution by two or three images; four, past
@@ -409,6 +474,8 @@ def conv2d(
         if by_tiles is not None:
             return _from_nhwc(by_tiles.astype(x.dtype, copy=False), data_format)
     out = np.empty((n, oh, ow, out_c), ct)
+    if groups == 1 and s == d == (1, 1) and ct == np.float32 and _by_onednn(xn, f, pads, out):
+        return _from_nhwc(out, data_format)
     windows = _windows(_padded(xn, pads), k, s, d, (oh, ow))  # (N, OH, OW, KH, KW, C)
     if groups == 1:
         _conv_gemm(windows, f.astype(ct, copy=False).reshape(kh * kw * c, out_c), out)
@@ -698,7 +765,10 @@ def _conv_pool_first(x: Array, f: Array, bias: Array | None, node: KernelNode) -
     if winograd.suits(n, (oh, ow), f, x.dtype):  # its outputs finite, or None
         return _winograd_conv(x, f, pads, (oh, ow), activate)
     out = np.empty((n, oh // 2, ow // 2, out_c), x.dtype)
-    if not _conv_gemm_pooled(_padded(x, pads), (kh, kw), f.reshape(kh * kw * c, out_c), out):
+    if onednn_conv.takes(x, f):
+        if not _by_onednn(x, f, pads, out, pool=True):
+            return None
+    elif not _conv_gemm_pooled(_padded(x, pads), (kh, kw), f.reshape(kh * kw * c, out_c), out):
         return None
     activate(out)
     return out

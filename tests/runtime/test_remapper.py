@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import aiotf
-from aiotf.devices import DeviceMgr, add_devices
+from aiotf.devices import DeviceMgr, add_devices, onednn_conv
 from aiotf.framework import common_shapes, dtypes, errors
 from aiotf.framework.op_def_registry import InferenceContext, lookup
 from aiotf.framework.tensor_shape import TensorShape
@@ -554,9 +554,10 @@ def fused_conv(
 @pytest.fixture
 def pooled_ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Which of the convolution's pooled ways ran: an entry per Winograd block, or per im2col
-    convolution."""
+    or oneDNN convolution."""
     ways: list[str] = []
     by_tiles, by_gemm = winograd.convolve_pooled, conv_kernels._conv_gemm_pooled
+    by_onednn = conv_kernels._by_onednn
 
     def tiles(*args: Any) -> None:
         ways.append("winograd")
@@ -566,14 +567,23 @@ def pooled_ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         ways.append("im2col")
         return by_gemm(*args)
 
+    def onednn(*args: Any, **kwargs: Any) -> bool:
+        done = by_onednn(*args, **kwargs)
+        if kwargs.get("pool"):
+            ways.append("onednn")
+        return done
+
     monkeypatch.setattr(winograd, "convolve_pooled", tiles)
     monkeypatch.setattr(conv_kernels, "_conv_gemm_pooled", gemm)
+    monkeypatch.setattr(conv_kernels, "_by_onednn", onednn)
     return ways
 
 
+# The way of a convolution of few channels: oneDNN's where it is installed (onednn_conv.py)
+FEW = "onednn" if onednn_conv.available() else "im2col"
 CONV_SHAPES = {  # x, filter: the pooled way each takes
-    "1 channel, 5x5": ((3, 12, 10, 1), (5, 5, 1, 8), "im2col"),
-    "3 channels, 3x3": ((2, 8, 6, 3), (3, 3, 3, 4), "im2col"),
+    "1 channel, 5x5": ((3, 12, 10, 1), (5, 5, 1, 8), FEW),
+    "3 channels, 3x3": ((2, 8, 6, 3), (3, 3, 3, 4), FEW),
     "winograd 5x5": ((4, 14, 14, 16), (5, 5, 16, 32), "winograd"),
     "winograd 3x3, overhang": ((4, 14, 10, 16), (3, 3, 16, 16), "winograd"),
 }
@@ -665,14 +675,19 @@ def test_where_the_pooled_blocks_could_part_the_graphs_order_is_run(shape: str, 
 def test_a_fused_conv2d_shared_over_the_pools_threads_gives_the_same_bits(
     pool_device: Any, shape: str, pooled_ways: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    blocks = []  # the threads of the im2col blocks' products
-    into = products.into
+    blocks = []  # the threads of the im2col blocks' products, or of oneDNN's convolutions
+    into, conv_into = products.into, onednn_conv.into
 
     def spy(*args: Any, **kwargs: Any) -> None:
         blocks.append(threading.get_ident())
         into(*args, **kwargs)
 
+    def conv_spy(*args: Any) -> None:
+        blocks.append(threading.get_ident())
+        conv_into(*args)
+
     monkeypatch.setattr(products, "into", spy)
+    monkeypatch.setattr(onednn_conv, "into", conv_spy)
     x_shape, f_shape, way = CONV_SHAPES[shape]
     x_shape = (16, *x_shape[1:])  # blocks enough for both threads
     rng = np.random.default_rng(24)
