@@ -336,7 +336,10 @@ def reorder_into(
     data: Array,
 ) -> None:
     """``w`` (of oneDNN's dims ``shape``, laid out by ``strides`` in elements) laid out as the
-    descriptor ``packed`` says, into ``data`` (on a cache line), on this thread."""
+    descriptor ``packed`` says, into ``data`` (on a cache line), on this thread, held to one
+    OpenMP thread (found by review: a pool thread whose first oneDNN call this was started a
+    team of every core)."""
+    _single_thread()
     # Each handle destroyed, made or not (a NULL one is a no-op): all in one try.
     reorder, step, source, target = _Handle(), _Handle(), _Handle(), _Handle()
     plain = _md(api, shape, strides)

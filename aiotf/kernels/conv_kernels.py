@@ -331,7 +331,7 @@ def _by_onednn(
 
     Every block is made by a primitive of its size (one or two sizes), each image's outputs the
     same in any block (the cnn's first layer's, checked)."""
-    if not onednn_conv.takes(x, f):
+    if not _onednn_takes(x, f, pads):
         return False
     (top, bottom), (left, right) = pads
     n, oh, ow, oc = out.shape
@@ -366,6 +366,21 @@ def _by_onednn(
 
     intra_op.parallel_for(len(starts), block)
     return not floored
+
+
+def _onednn_takes(x: Array, f: Array, pads: tuple[tuple[int, int], tuple[int, int]]) -> bool:
+    """Whether :func:`_by_onednn` convolves ``x`` by ``f``: ``onednn_conv.takes`` them, and
+    nothing is padded or every tap of the filter is finite. oneDNN skips the taps that fall on
+    the padding, where the graph's convolution multiplies them by its zeros, and 0 x inf is NaN
+    (found by review: a filter's infinite corner gave finite outputs). Whether a frozen filter
+    is finite is found once (``derived``)."""
+    if not onednn_conv.takes(x, f):
+        return False
+    (top, bottom), (left, right) = pads
+    if not (top or bottom or left or right):
+        return True
+    finite = derived.derived("finite", f, lambda source: np.array(np.isfinite(source).all()))
+    return bool(finite)
 
 
 def _onednn_filter(f: Array, conv: Any) -> Array:
@@ -765,7 +780,7 @@ def _conv_pool_first(x: Array, f: Array, bias: Array | None, node: KernelNode) -
     if winograd.suits(n, (oh, ow), f, x.dtype):  # its outputs finite, or None
         return _winograd_conv(x, f, pads, (oh, ow), activate)
     out = np.empty((n, oh // 2, ow // 2, out_c), x.dtype)
-    if onednn_conv.takes(x, f):
+    if _onednn_takes(x, f, pads):
         if not _by_onednn(x, f, pads, out, pool=True):
             return None
     elif not _conv_gemm_pooled(_padded(x, pads), (kh, kw), f.reshape(kh * kw * c, out_c), out):

@@ -118,7 +118,8 @@ def _pair_fast_for(
     split (as MatMul's fast function): the graph's ops written out, without the kernel's
     messages (an operand they would refuse raises, and the kernel says why). In a step's cold
     caches each Python call costs about a microsecond, and mlp_b1's step takes this path:
-    through ``_valid`` and ``_pair`` it ran ~4 us slower a run than the graph's four nodes."""
+    through ``_valid`` and the pair's parts it ran ~4 us slower a run than the graph's four
+    nodes."""
     form = _Form.of(node.attrs["fused_ops"])
     product, add_bias_into, relu_into = (
         products.product,

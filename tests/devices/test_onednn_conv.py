@@ -99,7 +99,7 @@ def test_nans_and_infinities_go_through_as_the_products_take_them(
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 8, 8, 3)).astype(np.float32)
     f = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
-    x[0, 2, 3, 1], x[1, 5, 5, 0], f[1, 1, 2, 3] = np.nan, np.inf, -np.inf
+    x[0, 2, 3, 1], x[1, 5, 5, 0], x[1, 0, 0, 2] = np.nan, np.inf, -np.inf  # (a filter's: below)
     with np.errstate(all="ignore"):
         got = _conv2d(x, f, b"SAME")
         monkeypatch.setattr(onednn_conv, "MAX_CHANNELS", 0)  # the im2col product instead
@@ -161,3 +161,26 @@ def test_a_frozen_filter_is_laid_out_once_and_goes_with_it(
     del frozen
     gc.collect()
     assert derived.kept_bytes() == before
+
+
+def test_a_filter_not_finite_where_its_taps_meet_the_padding_goes_to_the_im2col_product(
+    convolved: list[tuple[int, ...]],
+) -> None:
+    """(found by review) oneDNN skips the taps that fall on the padding; the graph multiplies
+    them by its zeros, and an infinite tap there makes NaN. (The fused pool's way too:
+    ``test_remapper``'s *an infinite filter corner*.)"""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 6, 6, 1)).astype(np.float32)
+    f = rng.standard_normal((3, 3, 1, 4)).astype(np.float32)
+    f[0, 0, 0, 2] = np.inf  # the corner: on the padding for the outputs of the first row
+    with np.errstate(all="ignore"):
+        got = _conv2d(x, f, b"SAME")
+        want = _reference(x, f, ((1, 1), (1, 1)))
+        assert np.isnan(want).any()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
+        assert convolved == []
+        valid = _conv2d(x, f, b"VALID")  # unpadded: every tap meets the input
+        assert convolved
+        np.testing.assert_array_equal(np.isinf(valid), np.isinf(_reference(x, f, ((0, 0),) * 2)))

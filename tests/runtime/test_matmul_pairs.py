@@ -840,8 +840,8 @@ def late_second_half(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """A session's pair with its first half ended once the helper holds the second (or after
     a second: a step may find no thread idle), which ends ``delay`` seconds later (or raises
     ``fail``): a helper, if any, ends the last part. Notes the threads that ran each half
-    (``parts``) and made the sum (``summed``)."""
-    seen: dict[str, Any] = {"parts": {}, "summed": [], "delay": 0.03, "fail": None}
+    (``parts``) and made the sum (``summed``), and OpenBLAS's threads then (``blas``)."""
+    seen: dict[str, Any] = {"parts": {}, "summed": [], "blas": [], "delay": 0.03, "fail": None}
     real_relay, real_summed = intra_op.Relay.__init__, fused_products._summed
 
     def relay(self: intra_op.Relay, parts: list[Callable[[], None]], outputs: Any) -> None:
@@ -864,6 +864,7 @@ def late_second_half(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     def summed(*args: Any) -> Array:
         seen["summed"].append(threading.get_ident())
+        seen["blas"].append(blas.blas_threads())
         return real_summed(*args)
 
     monkeypatch.setattr(intra_op.Relay, "__init__", relay)
@@ -938,3 +939,30 @@ async def test_a_run_cancelled_while_the_helper_holds_the_step_waits_for_it(
         assert len(late_second_half["summed"]) == 1
         late_second_half["delay"] = 0.0
         np.testing.assert_array_equal(await sess.run(out, {xs: x}), want)
+
+
+async def test_the_helper_carrying_the_step_on_holds_openblas_to_one_thread(
+    late_second_half: dict[str, Any],
+) -> None:
+    """(found by review: untested) The step's own pool job has ended, and let go of its hold on
+    OpenBLAS's threads, while the helper still runs the step: the helper holds them itself."""
+    controls = blas._STATE.controls()
+    if controls is None:
+        pytest.skip("no OpenBLAS loaded")
+    saved = controls.get()
+    controls.set(2)  # as on a machine of two cores or more: pool jobs hold it to one
+    try:
+        g, xs, out, (x, *_) = pair_session_graph()
+        parts, summed = late_second_half["parts"], late_second_half["summed"]
+        async with aiotf.Session(graph=g) as sess:
+            for _ in range(20):
+                summed.clear()
+                late_second_half["blas"].clear()
+                await sess.run(out, {xs: x})
+                if parts[0] != parts[1]:
+                    break
+        assert parts[0] != parts[1] and summed == [parts[1]]
+        assert late_second_half["blas"] == [1]
+        assert blas.blas_threads() == 2  # given back once the step was done
+    finally:
+        controls.set(saved)

@@ -648,7 +648,9 @@ def test_where_blocks_cannot_pool_the_conv2d_runs_whole_then_the_pool(
 
 
 @pytest.mark.parametrize("shape", ["3 channels, 3x3", "winograd 5x5"])
-@pytest.mark.parametrize("edit", ["all NaN window", "an infinity", "a NaN", "inf bias"])
+@pytest.mark.parametrize(
+    "edit", ["all NaN window", "an infinity", "a NaN", "inf bias", "an infinite filter corner"]
+)
 def test_where_the_pooled_blocks_could_part_the_graphs_order_is_run(shape: str, edit: str) -> None:
     x_shape, f_shape, _ = CONV_SHAPES[shape]
     rng = np.random.default_rng(23)
@@ -663,6 +665,8 @@ def test_where_the_pooled_blocks_could_part_the_graphs_order_is_run(shape: str, 
         x[1, 2, 4, 0] = np.nan
     if edit == "inf bias":
         b[0] = np.inf
+    if edit == "an infinite filter corner":  # on the padding for the edges' outputs: NaN there
+        f[0, 0, 0, 1] = np.inf
     with np.errstate(all="ignore"):  # as kernels run in a session
         want = conv_graph_order(x, f, b, POOL, [b"BiasAdd", b"Relu"])
         got = fused_conv(x, f, b, POOL, [b"BiasAdd", b"Relu"])
