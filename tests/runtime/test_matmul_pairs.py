@@ -884,6 +884,22 @@ def pair_session_graph() -> tuple[aiotf.Graph, Any, Any, tuple[Array, ...]]:
     return g, xs, out, (x, w1, b, w2)
 
 
+async def carried_on_by_the_helper(
+    sess: aiotf.Session, out: Any, feeds: dict[Any, Array], seen: dict[str, Any]
+) -> Array:
+    """``out`` run until the helper carried the step on (the last step's helper job may not have
+    ended when a step starts: then no thread is idle to help), checked so; what it answered."""
+    parts, summed = seen["parts"], seen["summed"]
+    for _ in range(20):
+        summed.clear()
+        seen["blas"].clear()
+        got: Array = await sess.run(out, feeds)
+        if parts[0] != parts[1]:
+            break
+    assert parts[0] != parts[1] and summed == [parts[1]]
+    return got
+
+
 def softmax(y: Array) -> Array:
     e = np.exp(y - y.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)  # type: ignore[no-any-return]
@@ -896,14 +912,8 @@ async def test_the_helper_that_ends_the_pairs_last_half_carries_the_step_on(
     half, sums them and runs the rest of the step (found as a speed-up: mlp's step 845 against
     931 µs, the caller no longer asleep until the helper's end)."""
     g, xs, out, (x, w1, b, w2) = pair_session_graph()
-    parts, summed = late_second_half["parts"], late_second_half["summed"]
     async with aiotf.Session(graph=g) as sess:
-        for _ in range(20):  # until a helper is queued (the last step's may not have ended)
-            summed.clear()
-            got = await sess.run(out, {xs: x})
-            if parts[0] != parts[1]:
-                break
-        assert parts[0] != parts[1] and summed == [parts[1]]
+        got = await carried_on_by_the_helper(sess, out, {xs: x}, late_second_half)
         late_second_half["delay"] = 0.0
         for _ in range(5):  # whichever thread ends last: the same bits
             np.testing.assert_array_equal(await sess.run(out, {xs: x}), got)
@@ -953,15 +963,8 @@ async def test_the_helper_carrying_the_step_on_holds_openblas_to_one_thread(
     controls.set(2)  # as on a machine of two cores or more: pool jobs hold it to one
     try:
         g, xs, out, (x, *_) = pair_session_graph()
-        parts, summed = late_second_half["parts"], late_second_half["summed"]
         async with aiotf.Session(graph=g) as sess:
-            for _ in range(20):
-                summed.clear()
-                late_second_half["blas"].clear()
-                await sess.run(out, {xs: x})
-                if parts[0] != parts[1]:
-                    break
-        assert parts[0] != parts[1] and summed == [parts[1]]
+            await carried_on_by_the_helper(sess, out, {xs: x}, late_second_half)
         assert late_second_half["blas"] == [1]
         assert blas.blas_threads() == 2  # given back once the step was done
     finally:
