@@ -28,7 +28,9 @@ cut (checked on mlp's and the cnn's shapes), but they may differ from OpenBLAS's
 ``dnnl_sgemm``'s in the last place, so a product is made by one routine in all its parts.
 
 Threads: a primitive may run on several threads at once; a stream, the operands' memory objects
-and the scratchpad are each thread's own (:class:`_Bound`). The calls that only set a pointer
+and the scratchpad are each thread's own (:class:`_Bound`). The primitives' cache, the
+descriptors, the reorder (:func:`reorder_into`) and the execution (:func:`execute`) serve
+``onednn_conv``'s convolutions too, whose keys start with their own name. The calls that only set a pointer
 hold the GIL (a ``PyDLL`` handle), as a thread that lets it go for a microsecond waits for it
 while the other computes; the product itself lets it go.
 """

@@ -12,7 +12,8 @@ that reads it back — copying all windows at once streams tens of MiB through m
 pool thread the blocks are shared with the pool's idle threads (``intra_op.parallel_for``):
 the batch, then output rows, split across cores. A stride-1 float32 convolution with 3x3 or 5x5
 filters and enough channels goes by Winograd's method instead (:mod:`aiotf.kernels.winograd`),
-in blocks of tiles shared the same way. Depthwise convolution and pooling are
+in blocks of tiles shared the same way; another of at most 16 input channels, where oneDNN is
+installed, by its direct convolution (``devices/onednn_conv.py``), in blocks of whole images. Depthwise convolution and pooling are
 memory-bound: they combine the kh*kw strided "tap" views of the input (one multiply-add, max or
 add per tap over the whole output) instead of materializing windows.
 """

@@ -7,7 +7,9 @@ and the bias and Relu between them run over the whole product on one thread, out
 the hidden units are cut in two halves. Each thread makes its half of the first product (the
 columns ``w1[:, lo:hi]``), adds its half of the bias, takes its Relu and multiplies that by its
 rows ``w2[lo:hi]``; the two partial products are then added, half 0's first, and the second
-bias and Relu taken on the sum, in the layout the sum was made in: one wait for the pair. On
+bias and Relu taken on the sum, in the layout the sum was made in: one wait for the pair. In a
+compiled step not even that: the halves are the kernel's ``parts``, and the thread that ends the
+last makes the sum and carries the step on (``intra_op.Relay``). On
 mlp's 64-row layers, alternated in one process against the MatMuls split one by one: 45-55 µs
 faster a run of ~0.9-1.1 ms (~15 of it the second bias and Relu), cnn's dense layers ~75 µs
 (``docs/performance-log.md``, ninth session).
@@ -267,9 +269,9 @@ def _halves_parts(
     by_columns: bool,
 ) -> Parts:
     """The pair by halves of the hidden units (see the module docstring), a part each: laid out
-    by columns when ``by_columns`` (every reader takes any layout), else by rows. On a pool of more than
-    two threads each half's products split further, by their output's rows, over the idle
-    ones (each row made by the same call as whole: the same bits)."""
+    by columns when ``by_columns`` (every reader takes any layout), else by rows. On a pool of
+    more than two threads each half's products split further, by their output's rows, over the
+    idle ones (each row made by the same call as whole: the same bits)."""
     (m, k), hidden, n = a.shape, len(columns), w2.shape[1]
     cut = hidden // 2 // PART_ALIGN * PART_ALIGN
     # By columns, each half's partial product comes out as the output's transpose, made with
@@ -355,8 +357,8 @@ def _packed_halves_parts(
     first: tuple[onednn_matmul.Packed, ...],
     second: tuple[onednn_matmul.Packed, ...],
 ) -> Parts:
-    """The pair by halves of the hidden units (the module docstring), a part each, its products by
-    oneDNN on its packed weights, the first with its bias in the same pass. Laid out
+    """The pair by halves of the hidden units (the module docstring), a part each, its
+    products by oneDNN on its packed weights, the first with its bias in the same pass. Laid out
     by rows. The same bits whatever the pool (the halves are the shapes'), but not a pair's
     other ways': a product is made by one routine in all its parts."""
     m, n, cut = a.shape[0], w2.shape[1], first[0].cols
