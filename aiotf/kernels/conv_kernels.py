@@ -20,9 +20,10 @@ add per tap over the whole output) instead of materializing windows.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -36,6 +37,7 @@ from aiotf.kernels.registry import (
     NS_PER_ELEMENT,
     NS_PER_FLOP,
     KernelNode,
+    Parts,
     graph_node_error,
     input_elements,
     register_kernel,
@@ -272,11 +274,11 @@ def _conv_gemm(windows: Array, wmat: Array, out: Array) -> None:
     intra_op.parallel_for(len(blocks), block)
 
 
-def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) -> bool:
+def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) -> _Blocks:
     """The 2x2 max pool of stride 2 of the stride-1 convolution of the padded NHWC ``xp`` by
     ``wmat`` (its filter of window ``k`` as a matrix), into the NHWC ``out``: ``_conv_gemm``'s
     blocks, each pooled while its outputs are in the core's cache (as MaxPool pools: a NaN
-    never wins); whether every window held a value above the lowest (see ``_max_into``).
+    never wins); ``out`` once every window held a value above the lowest (see ``_max_into``).
 
     A block's im2col rows go in the order (row in the pool's window, column in it, image,
     pooled row, pooled column), so the product comes out as four slabs, one per position in
@@ -311,8 +313,7 @@ def _conv_gemm_pooled(xp: Array, k: tuple[int, int], wmat: Array, out: Array) ->
         if not pooled.min() > lowest:  # False for a NaN too
             floored.append(b)
 
-    intra_op.parallel_for(len(blocks), block)
-    return not floored
+    return _Blocks(len(blocks), block, lambda: None if floored else out)
 
 
 def _by_onednn(
@@ -321,19 +322,16 @@ def _by_onednn(
     pads: tuple[tuple[int, int], tuple[int, int]],
     out: Array,
     pool: bool = False,
-) -> bool:
+) -> _Blocks:
     """The stride-1, undilated, ungrouped convolution of the NHWC ``x`` by ``f`` into the
-    NHWC ``out``, by oneDNN's primitive (``devices/onednn_conv.py``: few input channels), in
-    blocks of whole images shared with the pool's idle threads; with ``pool``, ``out`` is its
-    2x2 max pool of stride 2, each block's outputs made in this thread's scratch memory and
-    pooled from there while in the core's cache (as MaxPool pools: a NaN never wins). False,
-    having done nothing, where oneDNN does not take these; else whether every pooled window
-    held a value above the lowest (see ``_max_into``), True unpooled.
+    NHWC ``out``, by oneDNN's primitive (``devices/onednn_conv.py``: few input channels, where
+    :func:`_onednn_takes` them), in blocks of whole images; with ``pool``, ``out`` is its 2x2
+    max pool of stride 2, each block's outputs made in its thread's scratch memory and pooled
+    from there while in the core's cache (as MaxPool pools: a NaN never wins), and the answer
+    ``out`` only if every pooled window held a value above the lowest (see ``_max_into``).
 
     Every block is made by a primitive of its size (one or two sizes), each image's outputs the
     same in any block (the cnn's first layer's, checked)."""
-    if not _onednn_takes(x, f, pads):
-        return False
     (top, bottom), (left, right) = pads
     n, oh, ow, oc = out.shape
     if pool:
@@ -365,12 +363,11 @@ def _by_onednn(
         if not pooled.min() > lowest:  # False for a NaN too
             floored.append(b)
 
-    intra_op.parallel_for(len(starts), block)
-    return not floored
+    return _Blocks(len(starts), block, lambda: None if floored else out)
 
 
 def _onednn_takes(x: Array, f: Array, pads: tuple[tuple[int, int], tuple[int, int]]) -> bool:
-    """Whether :func:`_by_onednn` convolves ``x`` by ``f``: ``onednn_conv.takes`` them, and
+    """Whether :func:`_by_onednn` may convolve ``x`` by ``f``: ``onednn_conv.takes`` them, and
     nothing is padded or every tap of the filter is finite. oneDNN skips the taps that fall on
     the padding, where the graph's convolution multiplies them by its zeros, and 0 x inf is NaN
     (found by review: a filter's infinite corner gave finite outputs). Whether a frozen filter
@@ -413,10 +410,10 @@ def _winograd_conv(
     pads: tuple[tuple[int, int], tuple[int, int]],
     out_hw: tuple[int, int],
     pooled: Callable[[Array], None] | None = None,
-) -> Array | None:
+) -> _Blocks:
     """The stride-1 convolution of NHWC ``xn`` by ``f`` (computed in float32) by Winograd's method
-    (:mod:`aiotf.kernels.winograd`), in blocks of tiles shared with the pool's idle threads;
-    None when an output came out infinite or NaN (the direct way has the exact answer).
+    (:mod:`aiotf.kernels.winograd`), in blocks of tiles; no answer (None) when an output came out
+    infinite or NaN (the direct way has the exact answer).
 
     With ``pooled`` (``out_hw`` even), the answer is the convolution's 2x2 max pool of stride 2
     instead, each block's pooled as its tiles come out (``winograd.convolve_pooled``), and
@@ -441,20 +438,43 @@ def _winograd_conv(
     k_parts = max(1, min(-(-intra_op.workers() // len(blocks)), out_c // winograd.MIN_CHANNELS))
     k_bounds = [out_c * i // k_parts for i in range(k_parts + 1)]
     convolve = winograd.convolve if pooled is None else winograd.convolve_pooled
+    infinite = []  # blocks that met an infinity or a NaN
 
     def block(b: int) -> None:
         tiles, k = blocks[b // k_parts], b % k_parts
         (n0, n1, t0, t1), k0, k1 = tiles, k_bounds[k], k_bounds[k + 1]
-        convolve(xn, tiling, tiles, u[:, :, k0:k1], out_tiles[n0:n1, t0:t1, ..., k0:k1])
+        try:
+            convolve(xn, tiling, tiles, u[:, :, k0:k1], out_tiles[n0:n1, t0:t1, ..., k0:k1])
+        except winograd.NotFinite:
+            infinite.append(b)
 
-    try:
-        with np.errstate(invalid="ignore", over="ignore"):
-            intra_op.parallel_for(len(blocks) * k_parts, block)
-    except winograd.NotFinite:
-        return None
-    if pooled is not None:
-        pooled(out)
-    return out[:, : oh * side // m, : ow * side // m]
+    def finish() -> Array | None:
+        if infinite:
+            return None
+        if pooled is not None:
+            pooled(out)
+        return out[:, : oh * side // m, : ow * side // m]
+
+    return _Blocks(len(blocks) * k_parts, block, finish)
+
+
+class _Blocks(NamedTuple):
+    """A convolution's work in blocks for the pool's threads: ``block(b)`` for each ``b`` of
+    ``range(num)``, in any order and on any thread, then ``finish()``: the answer, or None
+    where a block found that the graph's order could part from it (a pooled window of nothing
+    but NaN or -inf, an infinity among Winograd's tiles). Run by :func:`_run`, or as a fused
+    pool's ``parts``, the thread that ends the last block finishing (``intra_op.Relay``)."""
+
+    num: int
+    block: Callable[[int], None]
+    finish: Callable[[], Array | None]
+
+
+def _run(blocks: _Blocks) -> Array | None:
+    """``blocks`` run on this thread and the pool's idle ones, then finished."""
+    with np.errstate(invalid="ignore", over="ignore"):  # (the pool's threads ignore them)
+        intra_op.parallel_for(blocks.num, blocks.block)
+    return blocks.finish()
 
 
 @register_kernel("Conv2D", types={"T": (*_CONV_TYPES, dtypes.int32)}, cost=_conv_cost)
@@ -486,11 +506,12 @@ def conv2d(
     if not n * oh * ow * out_c * kh * kw:
         return _from_nhwc(np.zeros((n, oh, ow, out_c), x.dtype), data_format)
     if groups == 1 and s == d == (1, 1) and winograd.suits(n, (oh, ow), f, ct):
-        by_tiles = _winograd_conv(xn, f, pads, (oh, ow))
+        by_tiles = _run(_winograd_conv(xn, f, pads, (oh, ow)))
         if by_tiles is not None:
             return _from_nhwc(by_tiles.astype(x.dtype, copy=False), data_format)
     out = np.empty((n, oh, ow, out_c), ct)
-    if groups == 1 and s == d == (1, 1) and ct == np.float32 and _by_onednn(xn, f, pads, out):
+    if groups == 1 and s == d == (1, 1) and ct == np.float32 and _onednn_takes(xn, f, pads):
+        _run(_by_onednn(xn, f, pads, out))
         return _from_nhwc(out, data_format)
     windows = _windows(_padded(xn, pads), k, s, d, (oh, ow))  # (N, OH, OW, KH, KW, C)
     if groups == 1:
@@ -710,8 +731,43 @@ def _fused_pool_cost(x: Any, *args: Any, node: KernelNode) -> float:
 # The Conv2D under them may be fused too (its filter the first of ``args``): its outputs are then
 # pooled block by block as they are made (_conv_pool_first), or, where that does not apply,
 # computed whole by the Conv2D kernel and pooled as above.
-@register_kernel("_FusedMaxPool", types={"T": FLOATS}, cost=_fused_pool_cost)
+def _fused_pool_parts(x: Array, *args: Array, node: KernelNode) -> Parts | None:
+    """The kernel's ``parts`` (``register_kernel``): the blocks of a convolution pooled as it is
+    made (:func:`_conv_pool_first`), the last block's thread finishing them (and falling back to
+    the whole convolution where a block found the graph's order could part from the pooled
+    one); None for any other fused pool, which the kernel computes whole."""
+    if node.attrs["fused_ops"][:1] != [b"Conv2D"]:
+        return None
+    f, bias = args[0], (args[1] if len(args) > 1 else None)
+    blocks = _conv_pool_first(x, f, bias, node)
+    if blocks is None:
+        return None
+
+    def outputs() -> Array:
+        pooled = blocks.finish()
+        return pooled if pooled is not None else _fused_pool_whole(x, args, node)
+
+    return [functools.partial(blocks.block, b) for b in range(blocks.num)], outputs
+
+
+@register_kernel(
+    "_FusedMaxPool", types={"T": FLOATS}, cost=_fused_pool_cost, parts=_fused_pool_parts
+)
 def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
+    split = _fused_pool_parts(x, *args, node=node)
+    if split is None:
+        return _fused_pool_whole(x, args, node)
+    parts, outputs = split
+    with np.errstate(invalid="ignore", over="ignore"):  # (the pool's threads ignore them)
+        intra_op.parallel_for(len(parts), lambda i: parts[i]())
+    pooled: Array = outputs()
+    return pooled
+
+
+def _fused_pool_whole(x: Array, args: tuple[Array, ...], node: KernelNode) -> Array:
+    """The fused pool without its convolution's blocks pooled as they are made: the
+    convolution (if fused) whole, then the pool first where it may be, else the graph's ops in
+    order, each error naming its node."""
     window = {key: node.attrs[key] for key in _POOL_WINDOW}
 
     def as_max_pool(fn: Callable[..., _T], v: Array) -> _T:
@@ -726,9 +782,6 @@ def fused_max_pool(x: Array, *args: Array, node: KernelNode) -> Array:
     f, args = (args[0], args[1:]) if has_conv else (None, args)
     bias = args[0] if args else None
     if f is not None:
-        pooled = _conv_pool_first(x, f, bias, node)
-        if pooled is not None:
-            return pooled
         conv = {key: node.attrs[f"conv_{key}"] for key in _CONV_WINDOW}
         try:
             x = conv2d(x, f, data_format=window["data_format"], **conv)
@@ -746,13 +799,14 @@ def _plain_bias(bias: Array, channels: int) -> bool:
     return bool(np.ndim(bias) == 1 and len(bias) == channels and np.isfinite(bias).all())
 
 
-def _conv_pool_first(x: Array, f: Array, bias: Array | None, node: KernelNode) -> Array | None:
+def _conv_pool_first(x: Array, f: Array, bias: Array | None, node: KernelNode) -> _Blocks | None:
     """The fused Conv2D, pool, bias and Relu of ``node`` with the pool taken block by block as
     the convolution makes its outputs, while they are in the core's cache, then the bias and
     Relu on the pooled outputs: a float32 NHWC convolution of stride 1, undilated and
     ungrouped, with even output sides, under a 2x2 pool of stride 2 (no padding then). None
-    where that does not apply, and where a block's window held nothing but NaN or -inf or a
-    Winograd block met an infinity: the caller then convolves whole and pools as ever."""
+    where that does not apply; and no answer from its blocks where a block's window held
+    nothing but NaN or -inf or a Winograd block met an infinity: the kernel then convolves
+    whole and pools as ever."""
     a = node.attrs
     if not (
         a["data_format"] == b"NHWC"
@@ -782,12 +836,17 @@ def _conv_pool_first(x: Array, f: Array, bias: Array | None, node: KernelNode) -
         return _winograd_conv(x, f, pads, (oh, ow), activate)
     out = np.empty((n, oh // 2, ow // 2, out_c), x.dtype)
     if _onednn_takes(x, f, pads):
-        if not _by_onednn(x, f, pads, out, pool=True):
-            return None
-    elif not _conv_gemm_pooled(_padded(x, pads), (kh, kw), f.reshape(kh * kw * c, out_c), out):
-        return None
-    activate(out)
-    return out
+        blocks = _by_onednn(x, f, pads, out, pool=True)
+    else:
+        blocks = _conv_gemm_pooled(_padded(x, pads), (kh, kw), f.reshape(kh * kw * c, out_c), out)
+
+    def finish() -> Array | None:
+        pooled = blocks.finish()
+        if pooled is not None:
+            activate(pooled)
+        return pooled
+
+    return blocks._replace(finish=finish)
 
 
 # A fused pool of at least this many input bytes (two images or more) in a pool thread splits

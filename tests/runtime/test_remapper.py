@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import aiotf
-from aiotf.devices import DeviceMgr, add_devices, onednn_conv
+from aiotf.devices import DeviceMgr, add_devices, intra_op, onednn_conv
 from aiotf.framework import common_shapes, dtypes, errors
 from aiotf.framework.op_def_registry import InferenceContext, lookup
 from aiotf.framework.tensor_shape import TensorShape
@@ -765,3 +765,53 @@ async def test_a_bad_filter_fails_as_the_graphs_conv2d_and_the_next_run_works() 
     assert "{{node conv}}" in fused.message
     assert fused.node_def == plain.node_def
     assert str(fused) == str(plain)
+
+
+SESSION_CONVS = {  # shapes big enough for the pool (a smaller convolution runs inline)
+    "the cnn's first layer": ((32, 28, 28, 1), (5, 5, 1, 32), FEW),
+    "winograd 5x5": ((16, 14, 14, 16), (5, 5, 16, 32), "winograd"),
+}
+
+
+@pytest.mark.parametrize("shape", SESSION_CONVS)
+@pytest.mark.parametrize("edit", ["none", "all NaN window"])
+async def test_in_a_session_the_thread_that_ends_the_last_block_finishes_the_fused_pool(
+    shape: str, edit: str, pooled_ways: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compiled step runs the fused pool's blocks as its ``parts`` (``intra_op.Relay``):
+    whichever pool thread ends the last block pools, biases and rectifies them, and falls back
+    to the whole convolution where a block found the graph's order could part from it; the
+    graph's bits either way."""
+    finished: list[bool] = []  # per relay: whether a helper ended its last part
+    real_run = intra_op.Relay.run
+
+    def run(self: intra_op.Relay, then: Callable[[], None]) -> bool:
+        last = real_run(self, then)
+        finished.append(not last)
+        return last
+
+    monkeypatch.setattr(intra_op.Relay, "run", run)
+    x_shape, f_shape, way = SESSION_CONVS[shape]
+    rng = np.random.default_rng(25)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    f = rng.standard_normal(f_shape).astype(np.float32)
+    b = rng.standard_normal(f_shape[3]).astype(np.float32)
+    if edit == "all NaN window":
+        f[..., 1] = np.nan
+    with np.errstate(all="ignore"):
+        want = conv_graph_order(x, f, b, POOL, [b"BiasAdd", b"Relu"])
+    g = aiotf.Graph()
+    with g.as_default():
+        xs = aiotf.placeholder(aiotf.float32, x_shape, name="x")
+        conv = aiotf.nn.conv2d(xs, aiotf.constant(f), strides=[1, 1, 1, 1], padding="SAME")
+        y = aiotf.nn.max_pool(aiotf.nn.relu(aiotf.nn.bias_add(conv, b)), [1, 2, 2, 1],
+                              [1, 2, 2, 1], "VALID")  # fmt: skip
+    async with aiotf.Session(graph=g) as sess:
+        for _ in range(20):  # until a helper has ended a relay's last block at least once
+            got = await sess.run(y, {xs: x})
+            np.testing.assert_array_equal(got, want)
+            if any(finished):
+                break
+    if edit != "none" and way == "onednn":
+        way = "im2col"  # a filter not finite, padded: not oneDNN's (_onednn_takes)
+    assert any(finished) and set(pooled_ways) == {way}
