@@ -441,6 +441,8 @@ def _winograd_conv(
     infinite = []  # blocks that met an infinity or a NaN
 
     def block(b: int) -> None:
+        if infinite:  # no answer by tiles: the blocks left are not worth making
+            return
         tiles, k = blocks[b // k_parts], b % k_parts
         (n0, n1, t0, t1), k0, k1 = tiles, k_bounds[k], k_bounds[k + 1]
         try:
