@@ -438,7 +438,7 @@ def _winograd_conv(
     k_parts = max(1, min(-(-intra_op.workers() // len(blocks)), out_c // winograd.MIN_CHANNELS))
     k_bounds = [out_c * i // k_parts for i in range(k_parts + 1)]
     convolve = winograd.convolve if pooled is None else winograd.convolve_pooled
-    infinite = []  # blocks that met an infinity or a NaN
+    infinite: list[int] = []  # blocks that met an infinity or a NaN
 
     def block(b: int) -> None:
         if infinite:  # no answer by tiles: the blocks left are not worth making
