@@ -465,7 +465,8 @@ class _Blocks(NamedTuple):
     ``range(num)``, in any order and on any thread, then ``finish()``: the answer, or None
     where a block found that the graph's order could part from it (a pooled window of nothing
     but NaN or -inf, an infinity among Winograd's tiles). Run by :func:`_run`, or as a fused
-    pool's ``parts``, the thread that ends the last block finishing (``intra_op.Relay``)."""
+    pool's ``parts``, the thread that ends the last block finishing (``intra_op.Relay``). A plan
+    runs and finishes once (``finish`` may bias and rectify its outputs in place)."""
 
     num: int
     block: Callable[[int], None]
@@ -893,7 +894,7 @@ def _pool_first(
 def _activations_in_place(x: Array, bias: Array | None, node: KernelNode) -> None:
     """The fused BiasAdd and/or Relu of ``node`` on the NHWC ``x`` itself, then the pool's
     floor after a BiasAdd (a Relu's output is never below it). ``bias`` passed BiasAdd's checks
-    (``fused_max_pool``)."""
+    (``_conv_pool_first``, ``_fused_pool_whole``: ``_plain_bias``)."""
     for op in node.attrs["fused_ops"]:
         if op == b"Relu":
             nn_kernels.relu_into(x, x)

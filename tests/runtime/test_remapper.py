@@ -563,15 +563,14 @@ def pooled_ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         ways.append("winograd")
         by_tiles(*args)
 
-    def gemm(*args: Any) -> bool:
+    def gemm(*args: Any) -> Any:  # (a plan of blocks, noted as it is made)
         ways.append("im2col")
         return by_gemm(*args)
 
-    def onednn(*args: Any, **kwargs: Any) -> bool:
-        done = by_onednn(*args, **kwargs)
+    def onednn(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("pool"):
             ways.append("onednn")
-        return done
+        return by_onednn(*args, **kwargs)
 
     monkeypatch.setattr(winograd, "convolve_pooled", tiles)
     monkeypatch.setattr(conv_kernels, "_conv_gemm_pooled", gemm)
