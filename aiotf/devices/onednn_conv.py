@@ -23,11 +23,11 @@ asks for every block or none).
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import numpy as np
 
+from aiotf.devices import onednn
 from aiotf.devices import onednn_matmul as mm
 
 Array = np.ndarray[Any, Any]
@@ -46,10 +46,9 @@ def _nhwc(n: int, c: int, h: int, w: int) -> tuple[int, ...]:
     return h * w * c, 1, w * c, c
 
 
-class _ConvPrimitive:
+class _ConvPrimitive(mm._Made):
     """A forward convolution primitive for one shape: NHWC input and output (dense), the filter
-    in the layout oneDNN picks (``layout``), no bias; with what :class:`onednn_matmul._Bound`
-    reads (``src``, ``weights``, ``dst``, ``bias``, ``scratchpad``)."""
+    in the layout oneDNN picks (``layout``), no bias."""
 
     def __init__(
         self,
@@ -66,52 +65,23 @@ class _ConvPrimitive:
         kw: int,
         pads: Pads,
     ) -> None:
-        calls = api.calls
-        attr, any_weights = mm._Handle(), mm._md(api, (oc, c, kh, kw), None)
         self.src = mm._md(api, (n, c, h, w), _nhwc(n, c, h, w))
         self.dst = mm._md(api, (n, oc, oh, ow), _nhwc(n, oc, oh, ow))
         self.bias = None
         self.key = (tag, n, h, w, c, oh, ow, oc, kh, kw, pads)
         top, bottom, left, right = pads
-        desc = mm._Handle()
-        try:
-            mm._check(calls.dnnl_primitive_attr_create(ctypes.byref(attr)))
-            mm._check(calls.dnnl_primitive_attr_set_scratchpad_mode(attr, mm._SCRATCHPAD_USER))
-            mm._check(
-                calls.dnnl_convolution_forward_primitive_desc_create(
-                    ctypes.byref(desc), api.engine, _FORWARD_INFERENCE, _DIRECT, self.src,
-                    any_weights, None, self.dst, mm._dims((1, 1)), mm._dims((0, 0)),
-                    mm._dims((top, left)), mm._dims((bottom, right)), attr,
-                ),
-                f"a {kh}x{kw} convolution primitive of {c} channels to {oc}",
+
+        def describe(desc: Any, weights: Any, attr: Any) -> int:
+            return int(
+                api.calls.dnnl_convolution_forward_primitive_desc_create(
+                    desc, api.engine, _FORWARD_INFERENCE, _DIRECT, self.src, weights, None,
+                    self.dst, mm._dims((1, 1)), mm._dims((0, 0)), mm._dims((top, left)),
+                    mm._dims((bottom, right)), attr,
+                )
             )  # fmt: skip
-        finally:
-            calls.dnnl_primitive_attr_destroy(attr)
-            calls.dnnl_memory_desc_destroy(any_weights)
-        self.desc = desc  # owns the descriptors queried from it (as _Primitive's)
-        self.weights = mm._Handle(calls.dnnl_primitive_desc_query_md(desc, mm._QUERY_WEIGHTS_MD, 0))
-        self.layout = mm._Layout.of(api, self.weights, 4)
-        self.weights_size = calls.dnnl_memory_desc_get_size(self.weights) // 4
-        self.scratchpad = mm._Handle(
-            calls.dnnl_primitive_desc_query_md(desc, mm._QUERY_SCRATCHPAD_MD, 0)
-        )
-        self.scratch_bytes = calls.dnnl_memory_desc_get_size(self.scratchpad)
-        primitive = mm._Handle()
-        self._api = api
-        mm._check(calls.dnnl_primitive_create(ctypes.byref(primitive), desc))
-        self.handle = primitive
 
-    def __del__(self) -> None:
-        calls = self._api.calls
-        calls.dnnl_primitive_destroy(self.handle)
-        calls.dnnl_primitive_desc_destroy(self.desc)
-        for md in (self.src, self.dst):
-            calls.dnnl_memory_desc_destroy(md)
-
-
-def available() -> bool:
-    """Whether oneDNN is loaded (``onednn``)."""
-    return mm._the_api() is not None
+        what = f"a {kh}x{kw} convolution primitive of {c} channels to {oc}"
+        self._make(api, (oc, c, kh, kw), describe, what)
 
 
 def takes(x: Array, f: Array) -> bool:
@@ -123,7 +93,7 @@ def takes(x: Array, f: Array) -> bool:
         and x.ndim == f.ndim == 4
         and f.shape[2] == x.shape[3] <= MAX_CHANNELS
         and x.flags.c_contiguous
-        and available()
+        and onednn.available()
     )
 
 

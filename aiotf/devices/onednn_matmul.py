@@ -41,6 +41,7 @@ import collections
 import contextlib
 import ctypes
 import threading
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -147,9 +148,63 @@ class _Layout(NamedTuple):
         )
 
 
-class _Primitive:
-    """A matmul primitive for one shape and layout of the operands, with the descriptors its
-    memory objects are made of."""
+class _Made:
+    """A primitive made once from its descriptor, with the descriptors its memory objects are
+    made of (what :class:`_Bound` reads): ``src``, ``dst`` and ``bias`` (its own, None for no
+    bias), ``weights`` in the layout the primitive picked (``layout``, ``weights_size``
+    elements) and its ``scratchpad`` (``scratch_bytes``). A kind sets the first three, then
+    calls :meth:`_make`; ``onednn_conv``'s convolutions are one kind."""
+
+    src: _Handle
+    dst: _Handle
+    bias: _Handle | None
+
+    def _make(
+        self,
+        api: _Api,
+        weights_dims: tuple[int, ...],
+        describe: Callable[[Any, _Handle, _Handle], int],
+        what: str,
+    ) -> None:
+        """The primitive of ``describe(&desc, any_weights, attr)`` (a ``dnnl_*_primitive_desc
+        _create`` call), its weights of ``weights_dims`` in a layout of its own, its scratchpad
+        the caller's."""
+        attr, desc, any_weights = _Handle(), _Handle(), _md(api, weights_dims, None)
+        try:
+            _check(api.calls.dnnl_primitive_attr_create(ctypes.byref(attr)))
+            _check(api.calls.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER))
+            _check(describe(ctypes.byref(desc), any_weights, attr), what)
+        finally:
+            api.calls.dnnl_primitive_attr_destroy(attr)
+            api.calls.dnnl_memory_desc_destroy(any_weights)
+        # The primitive descriptor owns the weights' and scratchpad's descriptors queried from
+        # it, and lives as long as the primitive (a memory object keeps its own copy of its
+        # descriptor: a thread's _Bound outlives the primitive it was made for).
+        self.desc = desc
+        self.weights = _Handle(api.calls.dnnl_primitive_desc_query_md(desc, _QUERY_WEIGHTS_MD, 0))
+        self.layout = _Layout.of(api, self.weights, len(weights_dims))
+        self.weights_size = api.calls.dnnl_memory_desc_get_size(self.weights) // 4
+        self.scratchpad = _Handle(
+            api.calls.dnnl_primitive_desc_query_md(desc, _QUERY_SCRATCHPAD_MD, 0)
+        )
+        self.scratch_bytes = api.calls.dnnl_memory_desc_get_size(self.scratchpad)
+        primitive = _Handle()
+        self._api = api
+        _check(api.calls.dnnl_primitive_create(ctypes.byref(primitive), desc))
+        self.handle = primitive
+
+    def __del__(self) -> None:
+        # Once out of _primitives and no thread runs it (each holds it while it does).
+        calls = self._api.calls
+        calls.dnnl_primitive_destroy(self.handle)
+        calls.dnnl_primitive_desc_destroy(self.desc)
+        for md in (self.src, self.dst, self.bias):
+            if md is not None:
+                calls.dnnl_memory_desc_destroy(md)
+
+
+class _Primitive(_Made):
+    """A matmul primitive for one shape and layout of the operands."""
 
     def __init__(
         self,
@@ -161,47 +216,18 @@ class _Primitive:
         out_strides: tuple[int, int],
         bias: bool,
     ) -> None:
-        attr, any_weights = _Handle(), _md(api, (k, n), None)
         self.src = _md(api, (m, k), a_strides)
         self.dst = _md(api, (m, n), out_strides)
         self.bias = _md(api, (1, n), (n, 1)) if bias else None
-        desc = _Handle()
-        try:
-            _check(api.calls.dnnl_primitive_attr_create(ctypes.byref(attr)))
-            _check(api.calls.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER))
-            _check(
-                api.calls.dnnl_matmul_primitive_desc_create(
-                    ctypes.byref(desc), api.engine, self.src, any_weights, self.bias, self.dst,
-                    attr,
-                ),
-                f"a {m}x{k}x{n} matmul primitive",
-            )  # fmt: skip
-        finally:
-            api.calls.dnnl_primitive_attr_destroy(attr)
-            api.calls.dnnl_memory_desc_destroy(any_weights)
-        # The primitive descriptor owns the weights' and scratchpad's descriptors queried from
-        # it, and lives as long as the primitive (a memory object keeps its own copy of its
-        # descriptor: a thread's _Bound outlives the primitive it was made for).
-        self.desc = desc
-        self.weights = _Handle(api.calls.dnnl_primitive_desc_query_md(desc, _QUERY_WEIGHTS_MD, 0))
-        self.layout = _Layout.of(api, self.weights)
-        self.scratchpad = _Handle(
-            api.calls.dnnl_primitive_desc_query_md(desc, _QUERY_SCRATCHPAD_MD, 0)
-        )
-        self.scratch_bytes = api.calls.dnnl_memory_desc_get_size(self.scratchpad)
-        primitive = _Handle()
-        self._api = api
-        _check(api.calls.dnnl_primitive_create(ctypes.byref(primitive), desc))
-        self.handle = primitive
 
-    def __del__(self) -> None:
-        # Once out of _primitives and no thread multiplies by it (each holds it while it does).
-        calls = self._api.calls
-        calls.dnnl_primitive_destroy(self.handle)
-        calls.dnnl_primitive_desc_destroy(self.desc)
-        for md in (self.src, self.dst, self.bias):
-            if md is not None:
-                calls.dnnl_memory_desc_destroy(md)
+        def describe(desc: Any, weights: _Handle, attr: _Handle) -> int:
+            return int(
+                api.calls.dnnl_matmul_primitive_desc_create(
+                    desc, api.engine, self.src, weights, self.bias, self.dst, attr
+                )
+            )
+
+        self._make(api, (k, n), describe, f"a {m}x{k}x{n} matmul primitive")
 
 
 class _Bound:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import aiotf
-from aiotf.devices import DeviceMgr, add_devices, intra_op, onednn_conv
+from aiotf.devices import DeviceMgr, add_devices, intra_op, onednn, onednn_conv
 from aiotf.framework import common_shapes, dtypes, errors
 from aiotf.framework.op_def_registry import InferenceContext, lookup
 from aiotf.framework.tensor_shape import TensorShape
@@ -579,7 +579,7 @@ def pooled_ways(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 # The way of a convolution of few channels: oneDNN's where it is installed (onednn_conv.py)
-FEW = "onednn" if onednn_conv.available() else "im2col"
+FEW = "onednn" if onednn.available() else "im2col"
 CONV_SHAPES = {  # x, filter: the pooled way each takes
     "1 channel, 5x5": ((3, 12, 10, 1), (5, 5, 1, 8), FEW),
     "3 channels, 3x3": ((2, 8, 6, 3), (3, 3, 3, 4), FEW),
