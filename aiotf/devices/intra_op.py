@@ -31,6 +31,9 @@ a few independent parts (``register_kernel``'s ``parts``: a dense pair's two hal
 kernel's outputs and carries the rest of the step on, so that a caller done first returns to
 the pool instead of sleeping until the helper ends and then waking (~50 us here).
 
+A pool thread offers its core at the end of every part (:data:`offer_core`), so that a thread
+waiting for one, the event loop's above all, runs then and not when a time slice ends.
+
 State: ``_local.submit``/``_local.load``/``_local.pace`` are set once per pool thread
 (:func:`bind_worker`, the pool's thread initializer). A :class:`PoolLoad` counts the jobs
 submitted to one pool and not yet finished (``active``, queued or running), averages its
@@ -44,6 +47,7 @@ Invariant: a part is claimed exactly once, under the lock, and the caller return
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -68,6 +72,20 @@ OUTLIER_RATIO = 4.0
 # one for the helpers' late start, one for the caller's own wake-up had it finished first and
 # slept. Measured on mlp: 0, 1, 1.5, 2 and 3 delays took 1006, 972, 950, 933 and 978 us a run.
 LEAD_DELAYS = 2.0
+
+
+def _keep_core() -> None:
+    """Where the system has no ``sched_yield``: nothing to offer."""
+
+
+# At the end of each part, a pool thread offers its core to any thread waiting for one
+# (``sched_yield``, the GIL released): the event loop's, woken by its timer or a socket while
+# both pool threads compute, otherwise often waits for a thread's time slice to end (Linux
+# pre-empts a computing thread for a woken one of equal priority only now and then). On the
+# 2-vCPU machine, during cnn runs, a 1 ms heartbeat's p99 lateness went from 2.4-2.6 to
+# 1.4-1.5 ms and its worst in a second from 4.0-4.4 to 2.6-2.9 ms, the runs as fast
+# (``docs/performance.md``, *loop lateness*). With no thread waiting, it returns at once.
+offer_core: Callable[[], None] = getattr(os, "sched_yield", _keep_core)
 
 
 class Pace:
@@ -146,14 +164,16 @@ def parallel_for(num_parts: int, part: Callable[[int], None], every_thread: bool
     of independent kernels, ``executor._side_by_side``: a ``py_func`` waiting for its sibling
     would wait for ever on a caller that runs the parts one after another), and that should
     not lose a thread that frees up while they run."""
-    if every_thread:
-        load: PoolLoad | None = getattr(_local, "load", None)
-        helpers = 0 if load is None else min(load.threads - 1, num_parts - 1)
-    else:
-        helpers = min(_idle_helpers(), num_parts - 1)
-    if helpers <= 0:
+    load: PoolLoad | None = getattr(_local, "load", None)
+    if load is None:  # outside a pool: here, in order
         for i in range(num_parts):
             part(i)
+        return
+    helpers = min(load.threads - 1 if every_thread else load.idle(), num_parts - 1)
+    if helpers <= 0:  # a busy pool: here, in order, offering the core after each part
+        for i in range(num_parts):
+            part(i)
+            offer_core()
         return
     parts = _Parts(num_parts, part)
     first = parts.claim()  # part 0 is the caller's: see lead_bounds
@@ -242,9 +262,12 @@ class Relay:
                     self._num = self._next  # no part claimed after a failure
             with self._lock:
                 self._finished += 1
-                if self._finished == self._num:
+                last = self._finished == self._num
+                if last:
                     self._parts = ()
-                    return True
+            offer_core()
+            if last:
+                return True
             i = self._claim()
         return False
 
@@ -322,6 +345,7 @@ def split(
             failed.append(exc)
         finally:
             done.release()
+        offer_core()
 
     if not _local.submit(helper):  # the pool is shutting down: the whole work here
         kept.clear()
@@ -331,6 +355,7 @@ def split(
         start = clock()
         work(0, cut)
         rate.note(units * cut / extent, clock() - start)
+        offer_core()
     finally:
         mine = second.acquire(blocking=False)
         if mine:
@@ -341,6 +366,7 @@ def split(
         start = clock()
         work(cut, extent)
         rate.note(units * (extent - cut) / extent, clock() - start)
+        offer_core()
     elif failed:
         raise failed[0]
     return True
@@ -490,6 +516,7 @@ class _Parts:
                 if waiter is not None and self._finished == self._next:
                     self._waiter = None
                     waiter.release()
+            offer_core()
             i = self.claim()
 
     def wait(self) -> None:

@@ -29,11 +29,22 @@ def device() -> Iterator[Device]:
     mgr.close()
 
 
-def test_outside_a_pool_the_parts_run_in_the_caller_in_order() -> None:
+@pytest.fixture
+def offers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The threads that offered their core (``intra_op.offer_core``), by name, in order."""
+    seen: list[str] = []
+    monkeypatch.setattr(
+        intra_op, "offer_core", lambda: seen.append(threading.current_thread().name)
+    )
+    return seen
+
+
+def test_outside_a_pool_the_parts_run_in_the_caller_in_order(offers: list[str]) -> None:
     seen: list[tuple[int, str]] = []
     assert intra_op.workers() == 1
     intra_op.parallel_for(4, lambda i: seen.append((i, threading.current_thread().name)))
     assert seen == [(i, threading.current_thread().name) for i in range(4)]
+    assert offers == []  # an inline kernel's thread (the event loop's) keeps its core
 
 
 async def test_an_idle_pool_thread_takes_parts(device: Device) -> None:
@@ -79,7 +90,9 @@ async def test_the_caller_returns_only_once_a_helpers_part_has_finished(
     assert await device.run_in_pool(kernel) == [0, 1]
 
 
-async def test_a_busy_pool_runs_a_kernel_whole_in_its_own_thread(device: Device) -> None:
+async def test_a_busy_pool_runs_a_kernel_whole_in_its_own_thread(
+    device: Device, offers: list[str]
+) -> None:
     release = threading.Event()
     started = threading.Event()
 
@@ -100,6 +113,38 @@ async def test_a_busy_pool_runs_a_kernel_whole_in_its_own_thread(device: Device)
     await blocking
     assert workers == 1 and len(threads) == 1  # no helper: nothing idle to help
     assert not split  # split runs nothing, the kernel runs its work whole
+    assert offers == list(threads) * 3  # the core offered after each part all the same
+
+
+@pytest.mark.parametrize("how", ["parallel_for", "split", "relay"])
+async def test_each_part_ends_with_its_thread_offering_its_core(
+    device: Device, offers: list[str], how: str
+) -> None:
+    """So that a thread waiting for a core (the event loop's, woken by its timer while both
+    pool threads compute) gets one at the next part's end, not when a time slice ends."""
+    both = threading.Barrier(2, timeout=STALL_S)  # passes only if two parts run at once
+    ran: list[str] = []
+
+    def part(i: int) -> None:
+        if i < 2:
+            both.wait()
+        ran.append(threading.current_thread().name)
+
+    def kernel() -> None:
+        if how == "parallel_for":
+            intra_op.parallel_for(5, part)
+        elif how == "split":
+            assert intra_op.split(2, 2, intra_op.Rate(1e-9), 2.0, lambda lo, hi: part(lo))
+        else:
+            relay = intra_op.Relay([functools.partial(part, i) for i in range(5)], list)
+            done = threading.Event()
+            if relay.run(done.set):
+                done.set()
+            assert done.wait(STALL_S)
+
+    await device.run_in_pool(kernel)
+    assert len(set(ran)) == 2  # both threads ran parts
+    assert sorted(offers) == sorted(ran)  # each thread offered once per part it ran
 
 
 async def test_a_failing_part_is_raised_and_stops_the_claiming(device: Device) -> None:
@@ -335,7 +380,7 @@ class _Late:
             job()
 
 
-def test_a_late_helper_finds_both_ranges_run_and_keeps_nothing_alive() -> None:
+def test_a_late_helper_finds_both_ranges_run_and_keeps_nothing_alive(offers: list[str]) -> None:
     import gc
     import weakref
 
@@ -360,8 +405,9 @@ def test_a_late_helper_finds_both_ranges_run_and_keeps_nothing_alive() -> None:
     assert kept() is None  # the queued helper job holds no reference to the work
     assert [(lo, hi) for lo, hi, _ in ran] == [(0, 50), (50, 100)]
     assert len({name for _, _, name in ran}) == 1  # both in the caller
+    assert offers == [name for _, _, name in ran]  # the core offered after each range
     late.run()  # the helper starts at last: nothing left to run
-    assert len(ran) == 2
+    assert len(ran) == 2 and len(offers) == 2
     assert load.helper_delay > 0.0  # ... but its delay is noted, the long ones most of all
 
 
