@@ -8,8 +8,8 @@ none and returns at once. The caller then waits only for parts that a helper has
 is, work already running: it never waits on a job queued behind other kernels. So a chain of
 big kernels (a CNN) uses every pool thread for each kernel, and nothing can deadlock. A pool
 busy with independent kernels (sixteen MatMuls side by side) has no idle thread: there
-:func:`workers` is 1 and each kernel runs whole in its own thread, with no parts and no helper
-jobs. Outside a pool thread (an inline kernel, a direct call) the parts run one after another
+:func:`workers` is 1 and each kernel runs in its own thread, its parts one after another, with
+no helper jobs. Outside a pool thread (an inline kernel, a direct call) the parts run one after another
 in the caller. A kernel whose work is a range of rows, columns or images to cut in parts
 (MatMul, AddN, a fused pool) calls :func:`split`, which sizes the parts (:func:`lead_bounds`),
 times each into the kernel's :class:`Rate`, and runs the most common case, two parts on a pool
@@ -31,8 +31,12 @@ a few independent parts (``register_kernel``'s ``parts``: a dense pair's two hal
 kernel's outputs and carries the rest of the step on, so that a caller done first returns to
 the pool instead of sleeping until the helper ends and then waking (~50 us here).
 
-A pool thread offers its core at the end of every part (:data:`offer_core`), so that a thread
-waiting for one, the event loop's above all, runs then and not when a time slice ends.
+A pool thread offers its core (:data:`offer_core`) whenever it goes on from a part to more
+work of its own, another part or the rest of its job, so that a thread waiting for one, the
+event loop's above all, runs then and not when a time slice ends. A helper that has ended its
+last part does not: it is about to return to the pool, and until it does its job counts as
+busy, so an offer there (the GIL released) could let the caller's next kernel find no idle
+thread and run whole.
 
 State: ``_local.submit``/``_local.load``/``_local.pace`` are set once per pool thread
 (:func:`bind_worker`, the pool's thread initializer). A :class:`PoolLoad` counts the jobs
@@ -78,14 +82,14 @@ def _keep_core() -> None:
     """Where the system has no ``sched_yield``: nothing to offer."""
 
 
-# At the end of each part, a pool thread offers its core to any thread waiting for one
-# (``sched_yield``, the GIL released): the event loop's, woken by its timer or a socket while
+# Between parts, a pool thread offers its core to any thread waiting for one (``sched_yield``,
+# the GIL released, so another thread may take that too): the event loop's, woken by its timer or a socket while
 # both pool threads compute, otherwise often waits for a thread's time slice to end (Linux
 # pre-empts a computing thread for a woken one of equal priority only now and then). On the
 # 2-vCPU machine, during cnn runs, a 1 ms heartbeat's p99 lateness went from 2.4-2.6 to
 # 1.4-1.5 ms and its worst in a second from 4.0-4.4 to 2.6-2.9 ms, the runs as fast
-# (``docs/performance.md``, *Pool threads offer their core*). With no thread waiting, it
-# returns at once.
+# (``docs/performance.md``, *Pool threads offer their core*). With no thread waiting for the
+# core, it returns at once.
 offer_core: Callable[[], None] = getattr(os, "sched_yield", _keep_core)
 
 
@@ -172,7 +176,7 @@ def parallel_for(num_parts: int, part: Callable[[int], None], every_thread: bool
         return
     helpers = min(load.threads - 1 if every_thread else load.idle(), num_parts - 1)
     if helpers <= 0:  # a busy pool: here, in order, offering the core after each part
-        for i in range(num_parts):
+        for i in range(num_parts):  # (the job goes on after the last)
             part(i)
             offer_core()
         return
@@ -220,7 +224,7 @@ class Relay:
             for _ in range(helpers):
                 if not submit(self._help):  # the pool is shutting down: the parts here
                     break
-        if not self._work(first):
+        if not self._work(first, offer=getattr(_local, "load", None) is not None):
             return False
         self._then = None  # a helper queued late finds nothing to claim
         return True
@@ -237,7 +241,7 @@ class Relay:
     def _help(self) -> None:
         blas.hold_single_threaded()  # the step's job may end while this carries the step on
         try:
-            if self._work(self._claim()):
+            if self._work(self._claim(), offer=True):
                 then, self._then = self._then, None
                 assert then is not None
                 then()
@@ -251,8 +255,10 @@ class Relay:
             self._next += 1
             return self._next - 1
 
-    def _work(self, i: int) -> bool:
-        """Run part ``i`` and those claimed after it; True when this thread ended the last."""
+    def _work(self, i: int, offer: bool) -> bool:
+        """Run part ``i`` and those claimed after it; True when this thread ended the last.
+        With ``offer`` (a pool thread), offer the core before each further part and before
+        carrying on; not before returning to the pool (see the module docstring)."""
         while i >= 0:
             try:
                 self._parts[i]()
@@ -266,10 +272,13 @@ class Relay:
                 last = self._finished == self._num
                 if last:
                     self._parts = ()
-            offer_core()
             if last:
+                if offer:
+                    offer_core()
                 return True
             i = self._claim()
+            if i >= 0 and offer:
+                offer_core()
         return False
 
 
@@ -346,7 +355,6 @@ def split(
             failed.append(exc)
         finally:
             done.release()
-        offer_core()
 
     if not _local.submit(helper):  # the pool is shutting down: the whole work here
         kept.clear()
@@ -517,8 +525,9 @@ class _Parts:
                 if waiter is not None and self._finished == self._next:
                     self._waiter = None
                     waiter.release()
-            offer_core()
             i = self.claim()
+            if i >= 0:
+                offer_core()
 
     def wait(self) -> None:
         """Block until every claimed part has finished; raise the first failure. Called by the
