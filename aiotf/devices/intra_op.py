@@ -87,7 +87,7 @@ def _keep_core() -> None:
 # both pool threads compute, otherwise often waits for a thread's time slice to end (Linux
 # pre-empts a computing thread for a woken one of equal priority only now and then). On the
 # 2-vCPU machine, during cnn runs, a 1 ms heartbeat's p99 lateness went from 2.4-2.6 to
-# 1.4-1.5 ms and its worst in a second from 4.0-4.4 to 2.6-2.9 ms, the runs as fast
+# 1.4-1.5 ms and its worst in a second from 4.0-4.5 to 2.6-3.2 ms, the runs as fast
 # (``docs/performance.md``, *Pool threads offer their core*). With no thread waiting for the
 # core, it returns at once.
 offer_core: Callable[[], None] = getattr(os, "sched_yield", _keep_core)
