@@ -9,8 +9,8 @@ is, work already running: it never waits on a job queued behind other kernels. S
 big kernels (a CNN) uses every pool thread for each kernel, and nothing can deadlock. A pool
 busy with independent kernels (sixteen MatMuls side by side) has no idle thread: there
 :func:`workers` is 1 and each kernel runs in its own thread, its parts one after another, with
-no helper jobs. Outside a pool thread (an inline kernel, a direct call) the parts run one after another
-in the caller. A kernel whose work is a range of rows, columns or images to cut in parts
+no helper jobs. Outside a pool thread (an inline kernel, a direct call) the parts run one after
+another in the caller. A kernel whose work is a range of rows, columns or images to cut in parts
 (MatMul, AddN, a fused pool) calls :func:`split`, which sizes the parts (:func:`lead_bounds`),
 times each into the kernel's :class:`Rate`, and runs the most common case, two parts on a pool
 of two threads, without ``parallel_for``'s bookkeeping.
@@ -83,11 +83,11 @@ def _keep_core() -> None:
 
 
 # Between parts, a pool thread offers its core to any thread waiting for one (``sched_yield``,
-# the GIL released, so another thread may take that too): the event loop's, woken by its timer or a socket while
-# both pool threads compute, otherwise often waits for a thread's time slice to end (Linux
-# pre-empts a computing thread for a woken one of equal priority only now and then). On the
-# 2-vCPU machine, during cnn runs, a 1 ms heartbeat's p99 lateness went from 2.4-2.6 to
-# 1.4-1.5 ms and its worst in a second from 4.0-4.5 to 2.6-3.2 ms, the runs as fast
+# the GIL released, so another thread may take that too): the event loop's, woken by its timer
+# or a socket while both pool threads compute, otherwise often waits for a thread's time slice
+# to end (Linux pre-empts a computing thread for a woken one of equal priority only now and
+# then). On the 2-vCPU machine, during cnn runs, a 1 ms heartbeat's p99 lateness went from
+# 2.4-2.6 to 1.4-1.5 ms and its worst in a second from 4.0-4.5 to 2.6-3.2 ms, the runs as fast
 # (``docs/performance.md``, *Pool threads offer their core*). With no thread waiting for the
 # core, it returns at once.
 offer_core: Callable[[], None] = getattr(os, "sched_yield", _keep_core)

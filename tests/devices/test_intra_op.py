@@ -175,8 +175,8 @@ async def test_a_helper_done_is_idle_for_the_callers_next_kernel(
     device: Device, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     """A helper offered its core after its last part (the GIL released, the core maybe given
-    away for a while) still counted as busy, and the caller's next kernel ran whole
-    (found by review: 7 of 1,500 runs of the test above it failed)."""
+    away for a while) still counted as busy, and the caller's next kernel ran whole (found by
+    review: ``test_an_idle_pool_thread_takes_parts`` failed 7 times in 1,500 runs)."""
     caller: list[threading.Thread] = []
 
     def offer() -> None:  # a yield that gave the core away: back 50 ms later
