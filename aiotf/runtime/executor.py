@@ -531,7 +531,7 @@ class Executor:
                         carry_on = functools.partial(self._carry_on, reply, gen, stop, i, relay)
                         if not relay.run(carry_on):
                             return RELAYED
-                        box = [self._relay_outputs(i, relay)]
+                        box = [_naming_node(i, relay.outputs)]
                 request = gen.send(box)
         except StopIteration:  # the step is done (never let it into a future)
             pass
@@ -542,17 +542,8 @@ class Executor:
         parts = self._items[i].parts
         if parts is None:
             return None
-        try:
-            split = parts(*args)
-        except (Exception, asyncio.CancelledError) as exc:
-            raise LoopError(i) from exc
+        split = _naming_node(i, parts, *args)
         return None if split is None else intra_op.Relay(*split)
-
-    def _relay_outputs(self, i: int, relay: intra_op.Relay) -> Any:
-        try:
-            return relay.outputs()
-        except (Exception, asyncio.CancelledError) as exc:
-            raise LoopError(i) from exc
 
     def _carry_on(
         self, reply: Reply, gen: FlatGenerator, stop: Stop, i: int, relay: intra_op.Relay
@@ -560,7 +551,7 @@ class Executor:
         """In the pool thread that ended the last part of node ``i``'s relay: the rest of the
         step (unless relayed on again), and its answer sent."""
         try:
-            request = gen.send([self._relay_outputs(i, relay)])
+            request = gen.send([_naming_node(i, relay.outputs)])
             value = self._finish_program(reply, gen, request, stop)
         except StopIteration:
             value = None
@@ -571,10 +562,7 @@ class Executor:
             reply(value, None)
 
     def _pool_call(self, i: int, ctx: StepContext, args: list[Any]) -> Any:
-        try:
-            return _compute(self._items[i], ctx, args)
-        except (Exception, asyncio.CancelledError) as exc:  # a kernel's own cancel too
-            raise LoopError(i) from exc
+        return _naming_node(i, _compute, self._items[i], ctx, args)
 
     def _side_by_side(self, calls: list[tuple[int, StepContext, list[Any]]]) -> dict[int, Any]:
         """The outputs of independent pool kernels by node, each run whole by whichever thread
@@ -827,6 +815,15 @@ def _program_deadline() -> float:
 def _compute(item: _Item, ctx: StepContext, args: list[Any]) -> Any:
     """Call ``item``'s kernel (an async one's coroutine), ``ctx`` first when it asks."""
     return item.compute(ctx, *args) if item.wants_ctx else item.compute(*args)
+
+
+def _naming_node(i: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` for node ``i`` in a pool thread (its kernel, its parts or their outputs),
+    a failure, a kernel's own cancel too, raised as :class:`LoopError` naming the node."""
+    try:
+        return fn(*args)
+    except (Exception, asyncio.CancelledError) as exc:
+        raise LoopError(i) from exc
 
 
 def _raised_by_kernel() -> bool:
